@@ -1,0 +1,1 @@
+//! Agent configuration: `agent.yaml`, imports, `hooks.yaml` and `context.yaml`.

@@ -1,0 +1,10 @@
+//! Delta Engine: run AI agents the Unix way.
+//!
+//! An agent is a directory (`agent.yaml`, `system_prompt.md`, `context.yaml`, optional
+//! `hooks.yaml`); every capability is an external command; every step of a run is appended
+//! to `.delta/{run_id}/journal.jsonl` in the workspace, and the conversation is rebuilt from
+//! that journal before every LLM call. The modules follow the specification's own nouns; the
+//! `delta` binary only parses arguments and calls into them.
+
+pub mod config;
+pub mod tool;

@@ -1,0 +1,3 @@
+//! The `delta` command line.
+
+fn main() {}
