@@ -1,0 +1,5 @@
+//! Integration tests of the LLM client (`delta_engine::llm`): real HTTP against servers on
+//! 127.0.0.1, credentials resolved from temporary directories.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod request;
