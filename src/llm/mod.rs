@@ -3,5 +3,7 @@
 //! engine journals and logs.
 
 mod message;
+mod pricing;
 
 pub use message::{AssistantMessage, ChatMessage, ToolCall, build_request};
+pub use pricing::cost_usd;

@@ -2,4 +2,5 @@
 //! 127.0.0.1, credentials resolved from temporary directories.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod pricing;
 mod request;
