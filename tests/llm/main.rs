@@ -2,5 +2,7 @@
 //! 127.0.0.1, credentials resolved from temporary directories.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod client;
+mod credentials;
 mod pricing;
 mod request;
