@@ -216,18 +216,27 @@ fn describe_origin(origin: Option<&Origin>) -> String {
 /// as unset. The `.env` files are parsed with dotenvy's iterator, so the process
 /// environment is never modified.
 ///
-/// A key is required only when the base URL's host is `api.openai.com`.
+/// A key is required only when the base URL's host is `api.openai.com`. Both directories
+/// are expected to be absolute, as the engine's `${CWD}` and `${AGENT_HOME}` are.
 pub fn resolve_credentials(
     workspace: &Path,
     agent_home: &Path,
     process_env: impl Fn(&str) -> Option<String>,
 ) -> Result<Credentials, CredentialsError> {
-    let mut env_files = vec![
-        Source::WorkspaceEnvFile(workspace.join(".env")),
-        Source::AgentEnvFile(agent_home.join(".env")),
-    ];
+    let mut env_files = vec![Source::WorkspaceEnvFile(workspace.join(".env"))];
+    let mut add = |source: Source| {
+        // The workspace may be the agent directory, and the agent directory the project
+        // root: one file is one layer, named by its highest-priority role.
+        if !env_files
+            .iter()
+            .any(|known| known.env_file() == source.env_file())
+        {
+            env_files.push(source);
+        }
+    };
+    add(Source::AgentEnvFile(agent_home.join(".env")));
     if let Some(root) = project_root(agent_home) {
-        env_files.push(Source::ProjectEnvFile(root.join(".env")));
+        add(Source::ProjectEnvFile(root.join(".env")));
     }
 
     let mut layers = Vec::with_capacity(env_files.len());

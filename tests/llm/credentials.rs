@@ -258,6 +258,27 @@ fn openai_named_explicitly_still_needs_a_key() {
 }
 
 #[test]
+fn a_file_serving_several_roles_is_one_layer() {
+    // The agent is the project root and also the workspace.
+    let layout = Layout::new();
+    fs::create_dir(layout.agent.join(".git")).unwrap();
+    layout.write(Level::Agent, "OPENAI_API_KEY=sk-agent\n");
+    let credentials = resolve_credentials(&layout.agent, &layout.agent, |_| None).unwrap();
+    assert_eq!(
+        credentials.api_key_origin().map(|origin| &origin.source),
+        Some(&Source::WorkspaceEnvFile(layout.env_file(Level::Agent)))
+    );
+
+    fs::remove_file(layout.env_file(Level::Agent)).unwrap();
+    let error = resolve_credentials(&layout.agent, &layout.agent, |_| None).unwrap_err();
+    assert!(
+        matches!(&error, CredentialsError::MissingKey { env_files, .. }
+            if env_files == &[layout.env_file(Level::Agent)]),
+        "{error:?}"
+    );
+}
+
+#[test]
 fn a_local_server_needs_no_key() {
     let layout = Layout::new();
     layout.write(Level::Agent, LOCAL);
