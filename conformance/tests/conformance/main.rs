@@ -1,0 +1,2 @@
+//! Integration tests of `delta-conformance`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
