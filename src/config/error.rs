@@ -205,7 +205,13 @@ fn scalar_at(text: &str, location: Location) -> Option<String> {
     let line_index = usize::try_from(location.line()).ok()?.checked_sub(1)?;
     let column = usize::try_from(location.column()).ok()?.checked_sub(1)?;
     let rest: String = text.lines().nth(line_index)?.chars().skip(column).collect();
-    let value = rest.split(" #").next()?.trim();
+    // Stop at a comment and, inside a flow collection, at the next item or closing bracket.
+    let value = rest
+        .split([',', ']', '}'])
+        .next()?
+        .split(" #")
+        .next()?
+        .trim();
     let short = value.chars().count() <= 40 && !value.is_empty();
     short.then(|| value.to_owned())
 }
@@ -239,7 +245,12 @@ fn key_before(text: &str, location: Location) -> Option<String> {
     let column = usize::try_from(location.column()).ok()?.checked_sub(1)?;
     let line = text.lines().nth(line_index)?;
     let before: String = line.chars().take(column).collect();
-    let before = before.trim_end().strip_suffix(':')?;
+    // A value points past the colon; an empty (null) value points at the colon itself.
+    let before = match before.trim_end().strip_suffix(':') {
+        Some(key) => key,
+        None if line.chars().nth(column) == Some(':') => before.as_str(),
+        None => return None,
+    };
     let key = before
         .rsplit(|c: char| c.is_whitespace() || c == '{' || c == ',')
         .next()?
@@ -340,6 +351,20 @@ mod tests {
         assert_eq!(
             err.message,
             "invalid value for `name`: expected a single value, not a list or mapping"
+        );
+    }
+
+    #[test]
+    fn null_values_and_flow_values_name_key_and_value() {
+        let err = render("name:\n");
+        assert_eq!(
+            err.message,
+            "invalid value for `name`: null is not allowed here"
+        );
+        let err = render("{name: a, temperature: warm, mode: skip}\n");
+        assert_eq!(
+            err.message,
+            "invalid value for `temperature`: expected a number, found `warm`"
         );
     }
 
