@@ -64,68 +64,8 @@ impl ConfigError {
     /// is recovered from the source line the error points at; it only makes the message
     /// friendlier and is omitted when the line does not look like `key: value`.
     pub(crate) fn from_yaml(file: &Path, text: &str, err: &serde_saphyr::Error) -> Self {
-        let original = original_error(err);
         let location = err.location().unwrap_or(Location::UNKNOWN);
-        let key = key_before(text, location);
-        let for_key = key.map(|k| format!(" for `{k}`")).unwrap_or_default();
-        let (message, help) =
-            if let serde_saphyr::Error::SerdeUnknownField {
-                field, expected, ..
-            } = original
-            {
-                unknown_key(field, expected)
-            } else if let serde_saphyr::Error::SerdeUnknownVariant {
-                variant, expected, ..
-            } = original
-            {
-                unknown_value(variant, &for_key, expected)
-            } else if let serde_saphyr::Error::SerdeMissingField { field, .. } = original {
-                (
-                    format!("missing required key `{field}`"),
-                    Some(format!("add `{field}:` to this mapping")),
-                )
-            } else if let serde_saphyr::Error::DuplicateMappingKey { key: Some(k), .. } = original {
-                (
-                    format!("duplicate key `{}`", sanitize(k)),
-                    Some("a key may appear only once in a mapping; remove one of them".to_owned()),
-                )
-            } else if let serde_saphyr::Error::InvalidScalar { ty, .. } = original {
-                let found = scalar_at(text, location)
-                    .map(|found| format!(", found `{}`", sanitize(&found)))
-                    .unwrap_or_default();
-                (
-                    format!(
-                        "invalid value{for_key}: expected {}{found}",
-                        describe_scalar(ty)
-                    ),
-                    None,
-                )
-            } else if let serde_saphyr::Error::Unexpected { expected, .. } = original {
-                (
-                    format!(
-                        "invalid value{for_key}: expected {}",
-                        describe_node(expected)
-                    ),
-                    None,
-                )
-            } else if let serde_saphyr::Error::ExternalMessage { msg, .. } = original {
-                let help = if msg.contains("tab") {
-                    "YAML does not allow tabs for indentation; indent with spaces"
-                } else {
-                    "check the indentation, quotes and brackets at this position"
-                };
-                (
-                    format!("invalid YAML syntax: {}", sanitize(msg)),
-                    Some(help.to_owned()),
-                )
-            } else {
-                let text = sanitize(&UserMessageFormatter.format_message(original));
-                if is_value_error(original) && !for_key.is_empty() {
-                    (format!("invalid value{for_key}: {text}"), None)
-                } else {
-                    (text, None)
-                }
-            };
+        let (message, help) = explain(original_error(err), text, location);
         let mut error = Self::new(file, message).at(location);
         error.help = help;
         error
@@ -152,6 +92,76 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+/// The message and help for a serde-saphyr error located at `location` in `text`.
+///
+/// The error enum is `#[non_exhaustive]`: the variants we can word better are picked out
+/// one by one, and everything else keeps serde-saphyr's own user-facing wording.
+fn explain(
+    original: &serde_saphyr::Error,
+    text: &str,
+    location: Location,
+) -> (String, Option<String>) {
+    let key = key_before(text, location);
+    let for_key = key.map(|k| format!(" for `{k}`")).unwrap_or_default();
+    if let serde_saphyr::Error::SerdeUnknownField {
+        field, expected, ..
+    } = original
+    {
+        unknown_key(field, expected)
+    } else if let serde_saphyr::Error::SerdeUnknownVariant {
+        variant, expected, ..
+    } = original
+    {
+        unknown_value(variant, &for_key, expected)
+    } else if let serde_saphyr::Error::SerdeMissingField { field, .. } = original {
+        (
+            format!("missing required key `{field}`"),
+            Some(format!("add `{field}:` to this mapping")),
+        )
+    } else if let serde_saphyr::Error::DuplicateMappingKey { key: Some(k), .. } = original {
+        (
+            format!("duplicate key `{}`", sanitize(k)),
+            Some("a key may appear only once in a mapping; remove one of them".to_owned()),
+        )
+    } else if let serde_saphyr::Error::InvalidScalar { ty, .. } = original {
+        let found = scalar_at(text, location)
+            .map(|found| format!(", found `{}`", sanitize(&found)))
+            .unwrap_or_default();
+        (
+            format!(
+                "invalid value{for_key}: expected {}{found}",
+                describe_scalar(ty)
+            ),
+            None,
+        )
+    } else if let serde_saphyr::Error::Unexpected { expected, .. } = original {
+        (
+            format!(
+                "invalid value{for_key}: expected {}",
+                describe_node(expected)
+            ),
+            None,
+        )
+    } else if let serde_saphyr::Error::ExternalMessage { msg, .. } = original {
+        let help = if msg.contains("tab") {
+            "YAML does not allow tabs for indentation; indent with spaces"
+        } else {
+            "check the indentation, quotes and brackets at this position"
+        };
+        (
+            format!("invalid YAML syntax: {}", sanitize(msg)),
+            Some(help.to_owned()),
+        )
+    } else {
+        let text = sanitize(&UserMessageFormatter.format_message(original));
+        if is_value_error(original) && !for_key.is_empty() {
+            (format!("invalid value{for_key}: {text}"), None)
+        } else {
+            (text, None)
+        }
+    }
+}
 
 /// "unknown key `x`; did you mean `y`?" plus the list of valid keys.
 pub(crate) fn unknown_key(key: &str, valid: &[&str]) -> (String, Option<String>) {
