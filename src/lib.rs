@@ -8,4 +8,5 @@
 
 pub mod cli;
 pub mod config;
+pub mod schema;
 pub mod tool;
