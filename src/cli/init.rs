@@ -38,7 +38,7 @@ pub struct InitArgs {
     description: Option<String>,
 
     /// Never ask: use the defaults for what the command line does not give (nothing is
-    /// asked either when stdin is not a terminal).
+    /// asked either unless stdin and stderr are terminals).
     #[arg(short, long)]
     yes: bool,
 }
@@ -175,7 +175,8 @@ impl InitArgs {
                 path: self.path.clone(),
             })?;
 
-        let interactive = !self.yes && io::stdin().is_terminal();
+        // Questions need someone to read them (stderr) and to answer them (stdin).
+        let interactive = !self.yes && io::stdin().is_terminal() && io::stderr().is_terminal();
         let template = match self.template {
             Some(template) => template,
             None if interactive => ask_template()?,
