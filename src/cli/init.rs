@@ -272,7 +272,7 @@ fn next_steps(dir: &Path, name: &str, template: Template) -> String {
     // (it holds a NUL byte, which no path can) is shown as it is.
     let pasteable =
         shlex::try_quote(&shown).map_or_else(|_| shown.clone(), |quoted| quoted.into_owned());
-    let width = file("system_prompt.md").len();
+    let width = file("system_prompt.md").chars().count();
     format!(
         "Created agent `{name}` from template `{template}`:\n  \
          {agent:width$}  model and tools\n  \
