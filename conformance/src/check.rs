@@ -89,8 +89,15 @@ pub fn check_step(ctx: &StepContext<'_>, expect: &Expect) -> Vec<Mismatch> {
     if let Some(exit) = expect.exit.as_ref().or(shell_default.as_ref())
         && let Some(mismatch) = exit.check(outcome.code, outcome.signal)
     {
+        // The exit code alone rarely explains itself; stderr does, unless a stderr
+        // expectation of the step shows it anyway.
+        let observed = if expect.stderr.is_some() {
+            mismatch.observed
+        } else {
+            format!("{}; stderr: {}", mismatch.observed, quote(&outcome.stderr))
+        };
         out.push(Mismatch {
-            observed: format!("{}; stderr: {}", mismatch.observed, quote(&outcome.stderr)),
+            observed,
             ..mismatch
         });
     }
@@ -433,6 +440,9 @@ fn check_requests(m: &RequestsExpect, record: Option<&Path>, vars: &Vars) -> Vec
             out.extend(text.check(&format!("{what} text"), &mock::request_text(request), vars));
         }
         let body = request.get("body").cloned().unwrap_or(Value::Null);
+        if let Some(text) = &item.body {
+            out.extend(text.check(&format!("{what} body"), &body.to_string(), vars));
+        }
         out.extend(check_fields(
             &format!("{what} body"),
             &item.json,

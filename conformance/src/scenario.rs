@@ -447,6 +447,10 @@ pub struct RequestExpect {
     /// included), one per line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<TextMatch>,
+    /// The request body as compact JSON text (strings JSON-escaped), e.g. to find a tool
+    /// description among the offered tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<TextMatch>,
     /// JSON pointer into the request body → matcher.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub json: BTreeMap<String, ValueMatch>,
@@ -725,13 +729,9 @@ fn check_regexes(at: &str, expect: &Expect) -> Result<(), String> {
             .map(|r| ("value", r)),
     );
     for request in expect.requests.iter().flat_map(|r| r.items.iter()) {
-        all.extend(
-            request
-                .text
-                .iter()
-                .flat_map(|t| t.regexes())
-                .map(|r| ("requests", r)),
-        );
+        for text in [&request.text, &request.body].into_iter().flatten() {
+            all.extend(text.regexes().into_iter().map(|r| ("requests", r)));
+        }
         all.extend(
             request
                 .json
