@@ -114,8 +114,12 @@ impl SchemaSet {
                 path: path.clone(),
                 reason: err.to_string(),
             })?;
-            let validator =
-                jsonschema::validator_for(&schema).map_err(|err| SchemaError::Compile {
+            // Formats are asserted: a timestamp that is not RFC 3339 breaks the contract
+            // even though draft 2020-12 treats `format` as an annotation by default.
+            let validator = jsonschema::options()
+                .should_validate_formats(true)
+                .build(&schema)
+                .map_err(|err| SchemaError::Compile {
                     path: path.clone(),
                     reason: err.to_string(),
                 })?;
@@ -175,27 +179,114 @@ impl SchemaSet {
                 kind: kind.to_string(),
                 dir: self.dir.clone(),
             })?;
-        let mut violations: Vec<Violation> = validator
-            .iter_errors(value)
-            .map(|err| {
-                let mut pointer = err.instance_path().as_str().to_string();
-                if let ValidationErrorKind::Required { property } = err.kind() {
-                    let name = property
-                        .as_str()
-                        .map_or_else(|| property.to_string(), str::to_string);
-                    pointer.push('/');
-                    pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
-                }
-                Violation {
-                    pointer,
-                    message: err.to_string(),
-                }
-            })
+        let mut found = Found::default();
+        for err in validator.iter_errors(value) {
+            found.add(&err);
+        }
+        let expanded = found.expanded;
+        let mut violations: Vec<Violation> = found
+            .violations
+            .into_iter()
+            .filter(|(kind, v)| !(*kind == Noise::Unevaluated && expanded.contains(&v.pointer)))
+            .map(|(_, v)| v)
             .collect();
         violations.sort_by(|a, b| a.pointer.cmp(&b.pointer).then(a.message.cmp(&b.message)));
         violations.dedup();
         Ok(violations)
     }
+}
+
+/// Whether a violation is a mere consequence of another one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Noise {
+    /// Stands on its own.
+    No,
+    /// `unevaluatedProperties`: at a place where a `oneOf` failed, it only repeats that no
+    /// branch matched.
+    Unevaluated,
+}
+
+/// Violations collected from jsonschema's errors, `oneOf`/`anyOf` failures replaced by
+/// the errors of the branch the document was evidently meant to match.
+#[derive(Default)]
+struct Found {
+    violations: Vec<(Noise, Violation)>,
+    /// Pointers where a `oneOf`/`anyOf` was expanded into a branch's errors.
+    expanded: Vec<String>,
+}
+
+impl Found {
+    fn add(&mut self, err: &jsonschema::ValidationError<'_>) {
+        let path = err.instance_path().as_str().to_string();
+        let branches = if let ValidationErrorKind::OneOfNotValid { context }
+        | ValidationErrorKind::AnyOf { context } = err.kind()
+        {
+            Some(context)
+        } else {
+            None
+        };
+        if let Some(branches) = branches
+            && let Some(best) = closest_branch(branches, &path)
+        {
+            self.expanded.push(path);
+            for inner in best {
+                self.add(inner);
+            }
+            return;
+        }
+        let mut pointer = path;
+        if let ValidationErrorKind::Required { property } = err.kind() {
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_string);
+            pointer.push('/');
+            pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
+        }
+        let noise = if matches!(
+            err.kind(),
+            ValidationErrorKind::UnevaluatedProperties { .. }
+        ) {
+            Noise::Unevaluated
+        } else {
+            Noise::No
+        };
+        self.violations.push((
+            noise,
+            Violation {
+                pointer,
+                message: err.to_string(),
+            },
+        ));
+    }
+}
+
+/// The branch of a failed `oneOf`/`anyOf` the document was meant to match: among those
+/// whose discriminator (a `const` or `enum` member directly below, such as `type`)
+/// matched, the one with the fewest errors. `None` when every branch's discriminator
+/// failed (the document names no known variant), so the `oneOf` error itself is shown.
+fn closest_branch<'e>(
+    branches: &'e [Vec<jsonschema::ValidationError<'static>>],
+    path: &str,
+) -> Option<&'e [jsonschema::ValidationError<'static>]> {
+    let discriminator_failed = |branch: &Vec<jsonschema::ValidationError<'static>>| {
+        branch.iter().any(|e| {
+            let below = e
+                .instance_path()
+                .as_str()
+                .strip_prefix(path)
+                .is_some_and(|rest| rest.matches('/').count() == 1);
+            below
+                && matches!(
+                    e.kind(),
+                    ValidationErrorKind::Constant { .. } | ValidationErrorKind::Enum { .. }
+                )
+        })
+    };
+    branches
+        .iter()
+        .filter(|branch| !branch.is_empty() && !discriminator_failed(branch))
+        .min_by_key(|branch| branch.len())
+        .map(Vec::as_slice)
 }
 
 #[cfg(test)]
@@ -209,7 +300,11 @@ mod tests {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "required": ["seq", "type"],
-            "properties": {"seq": {"type": "integer", "minimum": 1}, "type": {"type": "string"}}
+            "properties": {
+                "seq": {"type": "integer", "minimum": 1, "format": "uint64"},
+                "type": {"type": "string"},
+                "at": {"type": "string", "format": "date-time"}
+            }
         });
         std::fs::write(dir.path().join("event.schema.json"), schema.to_string()).unwrap();
         std::fs::write(dir.path().join("README.md"), "not a schema").unwrap();
@@ -241,6 +336,38 @@ mod tests {
         let pointers: Vec<_> = found.iter().map(|v| v.pointer.as_str()).collect();
         assert_eq!(pointers, ["/seq", "/type"]);
         assert!(found[1].message.contains("required"), "{}", found[1]);
+    }
+
+    /// A failed `oneOf` is shown as the errors of the branch whose discriminator matched.
+    #[test]
+    fn one_of_failures_point_into_the_intended_branch() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = json!({
+            "oneOf": [
+                {"properties": {"type": {"const": "A"}, "payload": {"required": ["a"]}},
+                 "required": ["type", "payload"]},
+                {"properties": {"type": {"const": "B"}, "payload": {"required": ["b"]}},
+                 "required": ["type", "payload"]}
+            ],
+            "properties": {"seq": {"type": "integer"}},
+            "unevaluatedProperties": false
+        });
+        std::fs::write(dir.path().join("ev.schema.json"), schema.to_string()).unwrap();
+        let set = SchemaSet::load(dir.path()).unwrap();
+        let found = set
+            .validate("ev", &json!({"seq": 1, "type": "B", "payload": {}}))
+            .unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].pointer, "/payload/b");
+        let unknown = set
+            .validate("ev", &json!({"seq": 1, "type": "C", "payload": {}}))
+            .unwrap();
+        assert!(
+            unknown
+                .iter()
+                .any(|v| v.pointer.is_empty() && v.message.contains("oneOf")),
+            "{unknown:?}"
+        );
     }
 
     #[test]

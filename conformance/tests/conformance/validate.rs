@@ -17,11 +17,11 @@ fn good_events() -> Vec<Value> {
                "payload": {"content": "Let me echo.", "llm_invocation_ref": "inv-1",
                            "tool_calls": [{"id": "call_0_0", "name": "echo_text", "arguments": "{\"text\":\"hi\"}"}]}}),
         json!({"seq": 3, "timestamp": ts, "type": "ACTION_REQUEST",
-               "payload": {"action_id": "call_0_0", "tool_name": "echo_text",
+               "payload": {"action_id": "a1", "tool_call_id": "call_0_0", "tool_name": "echo_text",
                            "tool_args": {"text": "hi"}, "resolved_command": "echo hi"}}),
         json!({"seq": 4, "timestamp": ts, "type": "ACTION_RESULT",
-               "payload": {"action_id": "call_0_0", "status": "SUCCESS",
-                           "observation_content": "hi\n", "exit_code": 0, "execution_ref": "call_0_0"}}),
+               "payload": {"action_id": "a1", "tool_call_id": "call_0_0", "status": "SUCCESS",
+                           "observation_content": "hi\n", "exit_code": 0, "execution_ref": "a1"}}),
         json!({"seq": 5, "timestamp": ts, "type": "RUN_END", "payload": {"status": "COMPLETED"}}),
     ]
 }
