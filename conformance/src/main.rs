@@ -58,6 +58,9 @@ struct RunArgs {
     /// Run only scenarios with this tag (repeatable: any of them).
     #[arg(long, value_name = "TAG")]
     tag: Vec<String>,
+    /// Leave out scenarios with this tag (repeatable), e.g. `slow`.
+    #[arg(long, value_name = "TAG")]
+    exclude_tag: Vec<String>,
     /// Run only scenarios whose name contains this text.
     #[arg(long, value_name = "NAME")]
     filter: Option<String>,
@@ -114,6 +117,9 @@ struct ListArgs {
     /// Only scenarios with this tag (repeatable).
     #[arg(long, value_name = "TAG")]
     tag: Vec<String>,
+    /// Leave out scenarios with this tag (repeatable).
+    #[arg(long, value_name = "TAG")]
+    exclude_tag: Vec<String>,
     /// Only scenarios whose name contains this text.
     #[arg(long, value_name = "NAME")]
     filter: Option<String>,
@@ -240,6 +246,7 @@ fn run(args: RunArgs) -> Result<u8, Fatal> {
     })?;
     let selection = Selection {
         tags: args.tag.clone(),
+        exclude_tags: args.exclude_tag.clone(),
         filter: args.filter.clone(),
     };
     let (fixtures, selected) = load_selected(&args.locations, &schemas, &selection)?;
@@ -357,6 +364,7 @@ fn list(args: &ListArgs) -> Result<u8, Fatal> {
     };
     let selection = Selection {
         tags: args.tag.clone(),
+        exclude_tags: args.exclude_tag.clone(),
         filter: args.filter.clone(),
     };
     let (_, selected) = load_selected(&args.locations, &schemas, &selection)?;

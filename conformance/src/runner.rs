@@ -197,9 +197,10 @@ async fn run_in(loaded: &LoadedScenario, config: &RunnerConfig, root: &Path) -> 
         }
     }
     stop(mock).await;
-    if failures.is_empty() {
-        failures.extend(check_canaries(scenario, &vars));
-    }
+    // A damaged canary is worth reporting even after a failed step: it is the evidence of
+    // an injection. Whether one meant to be destroyed was is only known after every step.
+    let all_steps_ran = failures.is_empty();
+    failures.extend(check_canaries(scenario, &vars, all_steps_ran));
     failures
 }
 
@@ -344,10 +345,11 @@ fn canary_content(path: &Path) -> String {
     format!("delta-conformance canary: {}\n", path.display())
 }
 
-fn check_canaries(scenario: &Scenario, vars: &Vars) -> Vec<Failure> {
+fn check_canaries(scenario: &Scenario, vars: &Vars, all_steps_ran: bool) -> Vec<Failure> {
     scenario
         .canaries
         .iter()
+        .filter(|canary| all_steps_ran || canary.expect == CanaryState::Intact)
         .filter_map(|canary| {
             let path = PathBuf::from(vars.expand(&canary.path));
             let content = std::fs::read_to_string(&path).ok();

@@ -105,6 +105,8 @@ pub fn load_dir(dir: &Path, schemas: &SchemaSet) -> Result<Vec<LoadedScenario>, 
 pub struct Selection {
     /// Keep scenarios with any of these tags (all when empty).
     pub tags: Vec<String>,
+    /// Then drop scenarios with any of these tags.
+    pub exclude_tags: Vec<String>,
     /// Keep scenarios whose name contains this text.
     pub filter: Option<String>,
 }
@@ -113,9 +115,16 @@ impl Selection {
     /// The selected scenarios, in their original order.
     pub fn apply(&self, all: Vec<LoadedScenario>) -> Vec<LoadedScenario> {
         let tags: BTreeSet<&str> = self.tags.iter().map(String::as_str).collect();
+        let excluded: BTreeSet<&str> = self.exclude_tags.iter().map(String::as_str).collect();
         all.into_iter()
             .filter(|l| {
                 tags.is_empty() || l.scenario.tags.iter().any(|t| tags.contains(t.as_str()))
+            })
+            .filter(|l| {
+                !l.scenario
+                    .tags
+                    .iter()
+                    .any(|t| excluded.contains(t.as_str()))
             })
             .filter(|l| {
                 self.filter

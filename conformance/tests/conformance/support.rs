@@ -77,10 +77,11 @@ impl SuiteRun {
     }
 }
 
-/// Runs the whole suite against `implementation` (a command line) with `--format json`.
-pub fn run_suite(implementation: &str) -> SuiteRun {
+/// Runs the suite against `implementation` (a command line) with `--format json` and the
+/// extra runner arguments (e.g. a selection).
+pub fn run_suite(implementation: &str, extra: &[&str]) -> SuiteRun {
     let mock = sibling("mock-llm");
-    let output = run_runner(&[
+    let mut args = vec![
         "run",
         "--impl",
         implementation,
@@ -90,7 +91,9 @@ pub fn run_suite(implementation: &str) -> SuiteRun {
         "4",
         "--mock-llm",
         mock.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let output = run_runner(&args);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
         panic!(
             "the report is not JSON ({err}); stderr:\n{}",
@@ -124,11 +127,18 @@ pub fn quoted(path: &Path) -> String {
 
 /// Every scenario name of fixtures/scenarios/.
 pub fn all_scenarios() -> Vec<String> {
+    scenarios_without_tag(None)
+}
+
+/// The scenario names of fixtures/scenarios/ without `tag` (all with `None`), sorted.
+pub fn scenarios_without_tag(tag: Option<&str>) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(repo().join("fixtures/scenarios"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .map(|p| p.file_stem().unwrap().to_str().unwrap().to_string())
+        .map(|p| delta_conformance::scenario::load(&p).unwrap().scenario)
+        .filter(|s| tag.is_none_or(|tag| !s.tags.iter().any(|t| t == tag)))
+        .map(|s| s.name)
         .collect();
     names.sort();
     names
