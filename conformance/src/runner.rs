@@ -468,7 +468,10 @@ async fn run_step(
             if let Some(run_id) = &run_id {
                 vars.set("run_id", run_id.as_str());
             }
+            // Only a plain name can be a run directory; a refused `--run-id ../x` must not
+            // send the checks outside `.delta/`.
             run_id
+                .filter(|id| !id.contains('/') && crate::scenario::is_relative_inside(id))
                 .map(|id| delta_dir.join(id))
                 .filter(|dir| dir.is_dir())
         }
