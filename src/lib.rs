@@ -7,5 +7,6 @@
 //! `delta` binary only parses arguments and calls into them.
 
 pub mod config;
+pub mod schema;
 pub mod sessions;
 pub mod tool;
