@@ -17,8 +17,12 @@ use crate::sessions::store::Status;
 /// `start`: the new session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StartOutput {
+    /// The session's id: `sess_` and 12 hex digits.
+    #[schemars(regex(pattern = r"^sess_[0-9a-f]{12}$"))]
     pub session_id: String,
+    /// The interpreter as given (`bash` when none was).
     pub command: String,
+    /// The directory the interpreter starts in (where `start` ran).
     pub work_dir: PathBuf,
     /// Always `active`.
     pub status: Status,
@@ -27,16 +31,22 @@ pub struct StartOutput {
 /// `exec`: the command's complete result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ExecOutput {
+    /// Everything the command wrote to stdout: exact when it is valid UTF-8, otherwise a
+    /// readable copy with U+FFFD for invalid bytes (the exact bytes are in `stdout_base64`).
     pub stdout: String,
     /// The exact stdout bytes, present only when they are not valid UTF-8.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("contentEncoding" = "base64"))]
     pub stdout_base64: Option<String>,
+    /// Everything the command wrote to stderr, encoded like `stdout`.
     pub stderr: String,
     /// The exact stderr bytes, present only when they are not valid UTF-8.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("contentEncoding" = "base64"))]
     pub stderr_base64: Option<String>,
     /// The command's status; 124 when it was stopped at its timeout.
     pub exit_code: i32,
+    /// Wall-clock time from handing the command to the interpreter to its completion.
     pub execution_time_ms: u64,
     /// Present (true) only when the command ran past `--timeout` and was stopped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -55,6 +65,8 @@ pub struct ExecOutput {
 pub struct EndOutput {
     /// Always `terminated`.
     pub status: Status,
+    /// The session's id: `sess_` and 12 hex digits.
+    #[schemars(regex(pattern = r"^sess_[0-9a-f]{12}$"))]
     pub session_id: String,
 }
 
@@ -72,25 +84,35 @@ pub enum ListStatus {
 /// `list`: one element per session, oldest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ListEntry {
+    /// The session's id: `sess_` and 12 hex digits.
+    #[schemars(regex(pattern = r"^sess_[0-9a-f]{12}$"))]
     pub session_id: String,
+    /// The interpreter as given to `start`.
     pub command: String,
     pub status: ListStatus,
+    /// RFC 3339 UTC with milliseconds.
     pub created_at: String,
+    /// When the latest command ran; null before the first.
     pub last_executed_at: Option<String>,
+    /// How many commands the session has run.
     pub execution_count: u64,
+    /// The directory the session started in.
     pub work_dir: PathBuf,
 }
 
 /// `cleanup`: the sessions whose directories were removed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CleanupOutput {
+    /// Ids of the removed sessions, sorted.
     pub removed: Vec<String>,
 }
 
 /// Any failure: printed on stdout, with a non-zero exit code.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorOutput {
+    /// What went wrong.
     pub error: String,
+    /// What to do about it.
     pub hint: String,
 }
 

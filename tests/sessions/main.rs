@@ -10,5 +10,6 @@ mod errors;
 mod lifecycle;
 mod other_shells;
 mod python;
+mod schemas;
 mod storage;
 mod timeouts;
