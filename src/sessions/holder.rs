@@ -261,20 +261,22 @@ impl Holder {
     fn handle(&mut self, stream: UnixStream) -> Option<String> {
         let _ignored = stream.set_read_timeout(Some(REQUEST_READ_TIMEOUT));
         let mut reader = BufReader::new(&stream);
+        let refuse = |message: String| {
+            let _ignored = wire::send(&stream, &Reply::Refused { message }, &[]);
+            None
+        };
         let request: ExecRequest = match wire::receive_header(&mut reader) {
             Ok(Some(request)) => request,
-            Ok(None) | Err(_) => return None,
+            Ok(None) => return None,
+            Err(e) => return refuse(format!("unreadable request: {e}")),
         };
-        let Ok(command) = wire::receive_block(&mut reader, request.command_len) else {
-            return None;
+        let command = match wire::receive_block(&mut reader, request.command_len) {
+            Ok(command) => command,
+            Err(e) => return refuse(format!("unreadable command: {e}")),
         };
         let _ignored = stream.set_read_timeout(None);
         if self.kind.uses_command_file() && command.contains(&0) {
-            let refused = Reply::Refused {
-                message: SessionsError::NulInCommand.to_string(),
-            };
-            let _ignored = wire::send(&stream, &refused, &[]);
-            return None;
+            return refuse(SessionsError::NulInCommand.to_string());
         }
         let timeout = Duration::from_millis(request.timeout_ms);
         let started_at = store::now();
