@@ -160,21 +160,13 @@ impl Holder {
         let kind = Kind::detect(command);
         let mut interp = spawn(command, kind, &paths.id, &log).map_err(&failed)?;
 
-        // Request 0 is an empty command: its marker proves the protocol works end to end.
-        let files = RunFiles::new(&run_dir, 0);
-        if kind.uses_command_file() {
-            fs::write(&files.command, b"")
-                .map_err(|e| SessionsError::io("write", &files.command, e))?;
-        }
-        let mut hello = kind.bootstrap().to_vec();
-        hello.extend(kind.request(0, b"", &files));
+        // The bootstrap ends with the marker of request 0: proof that the protocol works.
         let answered = interp
             .stdin
-            .write_all(&hello)
+            .write_all(kind.bootstrap())
             .and_then(|()| interp.stdin.flush())
             .map_err(|e| format!("cannot write to it: {e}"))
             .and_then(|()| wait_startup(&mut interp));
-        remove_files(&files);
         if let Err(reason) = answered {
             let _ignored = interp.child.kill();
             let _ignored = interp.child.wait();
@@ -652,7 +644,11 @@ fn spawn(command: &str, kind: Kind, id: &SessionId, log: &File) -> Result<Interp
     let stderr = log
         .try_clone()
         .map_err(|e| format!("cannot share the log: {e}"))?;
-    let mut child = Command::new(command)
+    let mut child = Command::new(command);
+    for name in kind.env_remove() {
+        child.env_remove(name);
+    }
+    let mut child = child
         .args(kind.args())
         .env("DELTA_SESSION_ID", id.as_str())
         .stdin(Stdio::piped())

@@ -17,6 +17,10 @@ const BASH_BOOTSTRAP: &str = include_str!("bash_bootstrap.sh");
 const POSIX_BOOTSTRAP: &str = include_str!("posix_bootstrap.sh");
 const PYTHON_DRIVER: &str = include_str!("python_driver.py");
 
+/// Removes a DEBUG trap that bash_bootstrap.sh's helpers asked to drop.
+const BASH_DROP_DEBUG: &str =
+    "if [[ -n ${__delta_drop_debug-} ]]; then trap - DEBUG; unset __delta_drop_debug; fi;";
+
 /// The completion line an interpreter writes after each command.
 pub const MARKER: &[u8] = b"__DELTA_DONE ";
 
@@ -74,14 +78,27 @@ impl Kind {
     /// Arguments after the program name.
     pub fn args(self) -> Vec<&'static str> {
         match self {
+            // Interactive (see bash_bootstrap.sh for why), reading commands from stdin, with
+            // no startup files and no line editing.
+            Self::Bash => vec!["--norc", "--noprofile", "--noediting", "-i"],
             // Read commands from stdin even though no terminal is attached.
-            Self::Bash | Self::Posix => vec!["-s"],
+            Self::Posix => vec!["-s"],
             Self::Python => vec!["-u", "-c", PYTHON_DRIVER],
         }
     }
 
-    /// Written to stdin once after start; the holder then sends request 0 (an empty
-    /// command) and waits for its marker to know the interpreter is ready.
+    /// Environment variables to remove: an inherited PROMPT_COMMAND would run before our
+    /// bootstrap replaces it and write into the control stream.
+    pub fn env_remove(self) -> &'static [&'static str] {
+        match self {
+            Self::Bash => &["PROMPT_COMMAND"],
+            Self::Posix | Self::Python => &[],
+        }
+    }
+
+    /// Written to stdin once after start. Processing it ends with exactly one marker for
+    /// request 0, which tells the holder the interpreter is ready (the Python driver writes
+    /// that marker by itself).
     pub fn bootstrap(self) -> &'static [u8] {
         match self {
             Self::Bash => BASH_BOOTSTRAP.as_bytes(),
@@ -123,7 +140,12 @@ impl Kind {
             Self::Bash | Self::Posix => {
                 let mut line = Vec::new();
                 if self == Self::Bash {
-                    line.extend_from_slice(b"__delta_pre; ");
+                    // bash reports completion from PROMPT_COMMAND, which also runs when a
+                    // fatal error abandons the line. A DEBUG trap can only be removed at
+                    // the top level, hence the inline `trap -` (see bash_bootstrap.sh).
+                    line.extend_from_slice(
+                        format!("__delta_pre {seq}; {BASH_DROP_DEBUG} __delta_resume; ").as_bytes(),
+                    );
                 }
                 line.extend_from_slice(b"{ . ");
                 line.extend(shell_quote(&files.command));
@@ -131,7 +153,10 @@ impl Kind {
                 line.extend(shell_quote(&files.stdout));
                 line.extend_from_slice(b" 2>");
                 line.extend(shell_quote(&files.stderr));
-                line.extend_from_slice(format!("; __delta_done {seq} $?\n").as_bytes());
+                if self == Self::Posix {
+                    line.extend_from_slice(format!("; __delta_done {seq} $?").as_bytes());
+                }
+                line.push(b'\n');
                 line
             }
             Self::Python => {
@@ -228,8 +253,9 @@ mod tests {
         let line = Kind::Bash.request(7, b"ignored", &files);
         assert_eq!(
             String::from_utf8(line).unwrap(),
-            "__delta_pre; { . '/s/run/7.cmd'; } </dev/null >'/s/run/7.out' 2>'/s/run/7.err'; \
-             __delta_done 7 $?\n"
+            "__delta_pre 7; if [[ -n ${__delta_drop_debug-} ]]; then trap - DEBUG; unset \
+             __delta_drop_debug; fi; __delta_resume; { . '/s/run/7.cmd'; } </dev/null \
+             >'/s/run/7.out' 2>'/s/run/7.err'\n"
         );
     }
 

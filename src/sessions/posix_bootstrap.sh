@@ -6,3 +6,4 @@ __delta_done() {
   printf '__DELTA_DONE %s %s\n' "$1" "$2"
   return "$2"
 }
+__delta_done 0 0

@@ -103,4 +103,5 @@ def _main():
 
 
 signal.signal(signal.SIGINT, signal.SIG_IGN)
+_ctl.write(b"__DELTA_DONE 0 0\n")  # ready
 _main()

@@ -124,9 +124,42 @@ fn set_e_stops_the_command_and_keeps_the_session() {
     );
     assert_eq!(next["stdout"], "errexit        \ton\nkept\n");
     assert_eq!(next["exit_code"], 1);
-    let off = ws.exec(&id, "set +e; false; echo reached");
-    assert_eq!(off["stdout"], "reached\n");
+    // As in bash: exempt contexts stay exempt (errexit is ignored inside them, subshells
+    // included), and a subshell elsewhere stops at its first failure.
+    let exempt = ws.exec(
+        &id,
+        "if false; then :; fi; false || echo handled; ( false; echo exempt ) || echo never",
+    );
+    assert_eq!(exempt["stdout"], "handled\nexempt\n");
+    let subshell = ws.exec(&id, "( false; echo in-subshell ); echo after");
+    assert_eq!(subshell["stdout"], "");
+    assert_eq!(subshell["exit_code"], 1);
+    let off = ws.exec(
+        &id,
+        "set +e; false; echo reached; set -o | grep -E '^errexit'",
+    );
+    assert_eq!(off["stdout"], "reached\nerrexit        \toff\n");
     assert_eq!(off["exit_code"], 0);
+}
+
+/// Under `set -e`, bash exits on an expansion error such as an unset variable with
+/// `set -u`; in a session that would end the session. The command stops instead.
+#[test]
+fn fatal_expansion_errors_stop_the_command_not_the_session() {
+    let ws = Workspace::new();
+    let id = ws.start("bash");
+    let unset = ws.exec(
+        &id,
+        "set -euo pipefail; KEEP=1; echo \"$NOT_SET\"; echo after",
+    );
+    assert_eq!(unset["stdout"], "");
+    assert_eq!(unset["stderr"], "bash: NOT_SET: unbound variable\n");
+    assert_eq!(unset["exit_code"], 1);
+    assert!(unset.get("session_ended").is_none(), "{unset}");
+    let required = ws.exec(&id, "echo \"${REQUIRED:?is required}\"; echo after");
+    assert_eq!(required["stderr"], "bash: REQUIRED: is required\n");
+    assert_eq!(required["exit_code"], 1);
+    assert_eq!(ws.exec(&id, "echo $KEEP; set +eu")["stdout"], "1\n");
 }
 
 #[test]
