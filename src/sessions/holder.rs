@@ -432,8 +432,8 @@ impl Holder {
     }
 
     /// One round of stopping: the command's processes get SIGINT first (a chance to clean
-    /// up), SIGKILL after; the interpreter gets its abort signal every round, because each
-    /// round may only unwind one level (bash) or be caught by the user's code (Python).
+    /// up), SIGKILL after; the interpreter gets its abort signal every round, because one
+    /// may not be enough (Python code can catch `KeyboardInterrupt`).
     fn stop_round(&mut self, round: u32) {
         let signal = if round == 0 {
             Signal::SIGINT
