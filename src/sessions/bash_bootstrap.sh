@@ -102,6 +102,8 @@ __delta_set_done() {
       __delta_errexit_on=1
       ;;
   esac
+  # The emulation needs the ERR trap: under errexit it replaces one of the user's.
+  if [[ -n ${__delta_errexit_on-} ]]; then trap __delta_on_err ERR; fi
 }
 
 __delta_on_err() {
