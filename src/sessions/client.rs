@@ -139,7 +139,7 @@ impl Sessions {
             return Err(SessionsError::NoCommand);
         }
         let (paths, meta) = self.load(id)?;
-        if meta.kind != crate::sessions::interp::Kind::Python && command.contains(&0) {
+        if meta.kind.uses_command_file() && command.contains(&0) {
             return Err(SessionsError::NulInCommand);
         }
         ensure_usable(id, &meta)?;

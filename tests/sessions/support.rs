@@ -142,8 +142,8 @@ impl Drop for Workspace {
     }
 }
 
-/// Whether `pid` is a running process (a zombie has finished running; pids are not reused
-/// within a test's lifetime in practice, and each check is paired with a liveness check).
+/// Whether `pid` is a running process (a zombie, not yet reaped by its new parent, has
+/// finished running).
 pub fn running(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
