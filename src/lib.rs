@@ -10,4 +10,5 @@ pub mod cli;
 pub mod config;
 pub mod llm;
 pub mod schema;
+pub mod sessions;
 pub mod tool;

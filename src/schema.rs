@@ -5,6 +5,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::Value;
 
 use crate::config::raw::{AgentYaml, ContextYaml, HooksYaml, ImportedToolsYaml};
+use crate::sessions::{CleanupOutput, EndOutput, ErrorOutput, ExecOutput, ListEntry, StartOutput};
 
 /// Every schema as `(file name under schemas/, schema)`.
 pub fn all() -> Vec<(&'static str, Value)> {
@@ -18,6 +19,30 @@ pub fn all() -> Vec<(&'static str, Value)> {
         (
             "imported-tools.schema.json",
             root::<ImportedToolsYaml>(None),
+        ),
+        (
+            "sessions-start.schema.json",
+            root::<StartOutput>(Some("delta-sessions start output")),
+        ),
+        (
+            "sessions-exec.schema.json",
+            root::<ExecOutput>(Some("delta-sessions exec output")),
+        ),
+        (
+            "sessions-end.schema.json",
+            root::<EndOutput>(Some("delta-sessions end output")),
+        ),
+        (
+            "sessions-list.schema.json",
+            root::<Vec<ListEntry>>(Some("delta-sessions list output")),
+        ),
+        (
+            "sessions-cleanup.schema.json",
+            root::<CleanupOutput>(Some("delta-sessions cleanup output")),
+        ),
+        (
+            "sessions-error.schema.json",
+            root::<ErrorOutput>(Some("delta-sessions error output")),
         ),
     ]
 }
