@@ -7,4 +7,7 @@
 //! `delta` binary only parses arguments and calls into them.
 
 pub mod config;
+pub mod journal;
+pub mod run;
 pub mod tool;
+pub mod workspace;
