@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod journal;
+pub mod output;
 pub mod run;
 pub mod tool;
 pub mod workspace;
