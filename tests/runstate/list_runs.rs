@@ -212,18 +212,16 @@ fn text_listing_shows_why_a_run_is_unreadable() {
     let ws = fixture();
     let runs = list_runs(ws.path()).unwrap();
     let now = at("2025-10-14T10:30:00Z").as_datetime();
-    assert_eq!(
-        render_runs_text(&runs[..3], now),
-        format!(
-            "20251014_0445_dddd  RUNNING     \"{x}\"  10s ago\n\
-             broken              UNREADABLE  -{pad}  20s ago  {error}\n\
-             20251014_0440_cccc  FAILED      \"Generate chart\"{pad2}  30s ago\n",
-            x = format!("{}…", "x".repeat(59)),
-            pad = " ".repeat(61),
-            pad2 = " ".repeat(46),
-            error = runs[1].error.as_deref().unwrap(),
-        )
+    let expected = format!(
+        "20251014_0445_dddd  RUNNING     \"{x}…\"  10s ago\n\
+         broken              UNREADABLE  -{pad}  20s ago  {error}\n\
+         20251014_0440_cccc  FAILED      \"Generate chart\"{pad2}  30s ago\n",
+        x = "x".repeat(59),
+        pad = " ".repeat(61),
+        pad2 = " ".repeat(46),
+        error = runs[1].error.as_deref().unwrap(),
     );
+    assert_eq!(render_runs_text(&runs[..3], now), expected);
 }
 
 #[test]
