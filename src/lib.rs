@@ -7,4 +7,5 @@
 //! `delta` binary only parses arguments and calls into them.
 
 pub mod config;
+pub mod schema;
 pub mod tool;
