@@ -1,0 +1,8 @@
+//! Integration tests of mock-llm: script parsing, the HTTP server, the binary, the schema.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod binary;
+mod schema;
+mod script;
+mod server;
+mod support;

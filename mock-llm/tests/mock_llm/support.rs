@@ -1,0 +1,58 @@
+//! Shared helpers: start a server from YAML, post chat requests.
+
+use std::time::Duration;
+
+use mock_llm::{MockServer, Script};
+use serde_json::{Value, json};
+
+pub fn start(yaml: &str) -> MockServer {
+    MockServer::start(Script::from_yaml_str(yaml).unwrap()).unwrap()
+}
+
+/// A client that cannot hang a test forever if the server misbehaves.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+}
+
+/// A chat request whose conversation holds `tool_messages` tool results.
+pub fn chat_body(tool_messages: usize) -> Value {
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a test."}),
+        json!({"role": "user", "content": "go"}),
+    ];
+    for i in 0..tool_messages {
+        messages.push(json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [{"id": format!("call_{i}"), "type": "function",
+                            "function": {"name": "t", "arguments": "{}"}}],
+        }));
+        messages
+            .push(json!({"role": "tool", "tool_call_id": format!("call_{i}"), "content": "ok"}));
+    }
+    json!({"model": "test-model", "messages": messages})
+}
+
+pub async fn post(server: &MockServer, body: &Value) -> reqwest::Response {
+    client()
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Posts and returns the status and the parsed JSON body.
+pub async fn post_json(server: &MockServer, body: &Value) -> (u16, Value) {
+    let response = post(server, body).await;
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+/// The assistant message's content of a completion.
+pub fn content(completion: &Value) -> &Value {
+    &completion["choices"][0]["message"]["content"]
+}
