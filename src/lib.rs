@@ -7,5 +7,6 @@
 //! `delta` binary only parses arguments and calls into them.
 
 pub mod config;
+pub mod llm;
 pub mod schema;
 pub mod tool;
