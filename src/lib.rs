@@ -6,6 +6,7 @@
 //! that journal before every LLM call. The modules follow the specification's own nouns; the
 //! `delta` binary only parses arguments and calls into them.
 
+pub mod cli;
 pub mod config;
 pub mod llm;
 pub mod schema;
