@@ -5,6 +5,7 @@ use std::io;
 use super::exit::Exit;
 use super::init::InitError;
 use super::render;
+use crate::config::ConfigError;
 
 /// A failed command. Rendered once, on stderr, by [`report`].
 #[derive(Debug, thiserror::Error)]
@@ -12,9 +13,15 @@ pub enum CliError {
     /// The command line did not parse; clap's message already says what and how to fix it.
     #[error(transparent)]
     Usage(#[from] clap::Error),
+    /// The agent's configuration is unusable; its `Display` is the complete diagnostic.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// `delta init` could not create the agent.
     #[error(transparent)]
     Init(#[from] InitError),
+    /// The working directory (the workspace, `${CWD}`) is gone or unreadable.
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(#[source] io::Error),
     /// Standard output went away or failed (not a closed pipe, which ends output quietly).
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] io::Error),
@@ -24,46 +31,45 @@ impl CliError {
     /// The exit code this error ends the process with.
     pub fn exit(&self) -> Exit {
         match self {
-            CliError::Usage(error) => {
-                if error.use_stderr() {
-                    Exit::Usage
-                } else {
-                    Exit::Success
-                }
-            }
+            CliError::Usage(_) => Exit::Usage,
+            CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
-            CliError::Stdout(_) => Exit::Failure,
+            CliError::CurrentDir(_) | CliError::Stdout(_) => Exit::Failure,
         }
     }
 
     /// How to fix it, when there is something to say beyond the message.
     fn help(&self) -> Option<String> {
         match self {
-            CliError::Usage(_) | CliError::Stdout(_) => None,
             CliError::Init(error) => error.help(),
+            CliError::CurrentDir(_) => {
+                Some("cd into an existing directory and run the command again".into())
+            }
+            CliError::Usage(_) | CliError::Config(_) | CliError::Stdout(_) => None,
         }
     }
 }
 
-/// Print `error` on stderr in the project's error format:
+/// Print `error` once on stderr, in the project's diagnostic format:
 ///
 /// ```text
 /// error: <what is wrong>
+///   --> <file>:<line>:<column>
 ///   = help: <how to fix>
 /// ```
 pub fn report(error: &CliError) {
-    if let CliError::Usage(error) = error {
-        // clap renders usage errors itself (with the usage line and a hint), in colour
-        // only when stderr is a terminal and NO_COLOR is unset.
-        let _ = error.print();
-        return;
-    }
-    let mut text = format!("{}: {error}\n", render::styled("error", render::ERROR));
-    if let Some(help) = error.help() {
-        text.push_str(&format!(
-            "  = {}: {help}\n",
-            render::styled("help", render::HELP)
-        ));
-    }
-    render::stderr(&text);
+    let text = match error {
+        CliError::Usage(error) => {
+            // clap renders usage errors itself (with the usage line and a hint), in colour
+            // only when stderr is a terminal and NO_COLOR is unset.
+            let _ = error.print();
+            return;
+        }
+        CliError::Config(error) => error.to_string(),
+        CliError::Init(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => match error.help() {
+            Some(help) => format!("error: {error}\n  = help: {help}"),
+            None => format!("error: {error}"),
+        },
+    };
+    render::stderr(&render::diagnostic(&text));
 }

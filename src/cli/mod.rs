@@ -10,6 +10,7 @@ mod error;
 mod exit;
 pub mod init;
 mod render;
+mod tool;
 
 use clap::{Parser, Subcommand};
 
@@ -43,6 +44,8 @@ pub struct Cli {
 enum Command {
     /// Create a new agent directory from a template.
     Init(init::InitArgs),
+    /// Inspect tool definitions: `delta tool expand` shows what each tool really runs.
+    Tool(tool::ToolArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
 }
@@ -55,13 +58,14 @@ pub fn run() -> Result<Exit, CliError> {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) if !error.use_stderr() => {
-            error.print().map_err(CliError::Stdout)?;
+            render::stdout_result(error.print())?;
             return Ok(Exit::Success);
         }
         Err(error) => return Err(error.into()),
     };
     match cli.command {
         Command::Init(args) => args.run(),
+        Command::Tool(args) => args.run(),
         Command::Completions(args) => args.run(),
     }
 }
