@@ -119,6 +119,10 @@ pub fn parse_context_yaml(
     agent_home: &Path,
     cwd: &Path,
 ) -> Result<ContextManifest, ConfigError> {
+    if yaml::is_blank(text) {
+        return Err(ConfigError::new(file, "context.yaml is empty")
+            .help("list the context sources under `sources:`, e.g. `sources: [{type: journal}]`"));
+    }
     let raw: ContextYaml = yaml::parse(text, file)?;
     let vars = Vars::new(agent_home, cwd);
     let sources = raw
