@@ -38,7 +38,7 @@ pub struct InitArgs {
     description: Option<String>,
 
     /// Never ask: use the defaults for what the command line does not give (nothing is
-    /// asked either when stdin is not a terminal).
+    /// asked either unless stdin and stderr are terminals).
     #[arg(short, long)]
     yes: bool,
 }
@@ -175,7 +175,8 @@ impl InitArgs {
                 path: self.path.clone(),
             })?;
 
-        let interactive = !self.yes && io::stdin().is_terminal();
+        // Questions need someone to read them (stderr) and to answer them (stdin).
+        let interactive = !self.yes && io::stdin().is_terminal() && io::stderr().is_terminal();
         let template = match self.template {
             Some(template) => template,
             None if interactive => ask_template()?,
@@ -271,7 +272,7 @@ fn next_steps(dir: &Path, name: &str, template: Template) -> String {
     // (it holds a NUL byte, which no path can) is shown as it is.
     let pasteable =
         shlex::try_quote(&shown).map_or_else(|_| shown.clone(), |quoted| quoted.into_owned());
-    let width = file("system_prompt.md").len();
+    let width = file("system_prompt.md").chars().count();
     format!(
         "Created agent `{name}` from template `{template}`:\n  \
          {agent:width$}  model and tools\n  \
