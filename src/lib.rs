@@ -8,6 +8,10 @@
 
 pub mod cli;
 pub mod config;
+pub mod journal;
 pub mod llm;
+pub mod output;
+pub mod run;
 pub mod schema;
 pub mod tool;
+pub mod workspace;
