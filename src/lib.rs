@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod journal;
 pub mod llm;
 pub mod output;
