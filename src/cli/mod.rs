@@ -10,6 +10,8 @@ mod error;
 mod exit;
 pub mod init;
 mod render;
+mod run;
+mod stream;
 mod tool;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +46,8 @@ pub struct Cli {
 enum Command {
     /// Create a new agent directory from a template.
     Init(init::InitArgs),
+    /// Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace.
+    Run(run::RunArgs),
     /// Inspect tool definitions: `delta tool expand` shows what each tool really runs.
     Tool(tool::ToolArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -65,6 +69,7 @@ pub fn run() -> Result<Exit, CliError> {
     };
     match cli.command {
         Command::Init(args) => args.run(),
+        Command::Run(args) => args.run(),
         Command::Tool(args) => args.run(),
         Command::Completions(args) => args.run(),
     }
