@@ -8,4 +8,5 @@
 
 pub mod config;
 pub mod llm;
+pub mod schema;
 pub mod tool;

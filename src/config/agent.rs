@@ -1,0 +1,199 @@
+//! `agent.yaml` on its own: parsed, its values checked, unknown keys turned into warnings.
+//! Imports, tools and sibling files are resolved by `load_agent`.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use serde_saphyr::Spanned;
+
+use super::error::{ConfigError, sanitize};
+use super::raw::{AGENT_KEYS, AgentYaml, HookMap, LlmYaml};
+use super::suggest;
+use super::yaml::{self, TopLevelKeys};
+use crate::tool::ToolDef;
+
+/// The `llm:` section, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmConfig {
+    /// Model name sent to the API.
+    pub model: String,
+    /// Sampling temperature, within 0..=2.
+    pub temperature: Option<f64>,
+    /// Upper bound on tokens per response.
+    pub max_tokens: Option<u64>,
+    /// Token prices for cost estimates; never sent to the API.
+    pub pricing: Option<Pricing>,
+    /// Every other key of `llm:`, sent to the API unchanged.
+    pub extra: Map<String, Value>,
+}
+
+/// Token prices per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pricing {
+    /// Price of one million prompt tokens.
+    pub input_per_million: f64,
+    /// Price of one million completion tokens.
+    pub output_per_million: f64,
+}
+
+/// agent.yaml checked on its own, before its imports, tools and sibling files are read.
+#[derive(Debug, Clone)]
+pub struct AgentFile {
+    /// `name:`.
+    pub name: String,
+    /// `version:`.
+    pub version: Option<String>,
+    /// `description:`.
+    pub description: Option<String>,
+    /// `llm:`, validated.
+    pub llm: LlmConfig,
+    /// `system_prompt:` as written (default applied by the loader).
+    pub system_prompt: Option<Spanned<String>>,
+    /// `imports:` as written.
+    pub imports: Vec<Spanned<String>>,
+    /// `import_roots:` as written.
+    pub import_roots: Vec<Spanned<String>>,
+    /// `tools:` as written, not yet expanded.
+    pub tools: Vec<Spanned<ToolDef>>,
+    /// `max_iterations:`, positive.
+    pub max_iterations: Option<u32>,
+    /// Hooks in the deprecated location, with the key they were found under.
+    pub legacy_hooks: Option<(&'static str, HookMap)>,
+    /// Warnings about this file (unknown keys).
+    pub warnings: Vec<String>,
+}
+
+/// Parse and check the text of an agent.yaml (or config.yaml) named `file`.
+pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigError> {
+    let raw: AgentYaml = yaml::parse(text, file)?;
+    let keys: TopLevelKeys = yaml::parse(text, file)?;
+    let warnings = keys
+        .0
+        .iter()
+        .filter(|(key, _)| !AGENT_KEYS.contains(&key.value.as_str()))
+        .map(|(key, _)| unknown_top_level_key(file, key))
+        .collect();
+
+    if raw.name.value.trim().is_empty() {
+        return Err(ConfigError::new(file, "`name` is empty")
+            .at(raw.name.referenced)
+            .help("give the agent a name, e.g. `name: my-agent`"));
+    }
+    let max_iterations = match raw.max_iterations {
+        Some(max) if max.value == 0 => {
+            return Err(
+                ConfigError::new(file, "`max_iterations` must be at least 1")
+                    .at(max.referenced)
+                    .help("give a positive number of iterations, or omit it for the default"),
+            );
+        }
+        max => max.map(|m| m.value),
+    };
+    let legacy_hooks = match (raw.hooks, raw.lifecycle_hooks) {
+        (Some(_), Some(lifecycle)) => {
+            return Err(ConfigError::new(
+                file,
+                "both `hooks` and `lifecycle_hooks` are set in this file",
+            )
+            .at(lifecycle.referenced)
+            .help("move all hooks to hooks.yaml in the agent directory"));
+        }
+        (Some(hooks), None) => Some(("hooks", hooks.value)),
+        (None, Some(lifecycle)) => Some(("lifecycle_hooks", lifecycle.value)),
+        (None, None) => None,
+    };
+
+    Ok(AgentFile {
+        name: raw.name.value,
+        version: raw.version,
+        description: raw.description,
+        llm: llm_config(raw.llm, file)?,
+        system_prompt: raw.system_prompt,
+        imports: raw.imports.unwrap_or_default(),
+        import_roots: raw.import_roots.unwrap_or_default(),
+        tools: raw.tools.unwrap_or_default(),
+        max_iterations,
+        legacy_hooks,
+        warnings,
+    })
+}
+
+fn unknown_top_level_key(file: &Path, key: &Spanned<String>) -> String {
+    let name = sanitize(&key.value);
+    let suggestion = suggest::closest(&name, AGENT_KEYS.iter().copied())
+        .map(|best| format!("; did you mean `{best}`?"))
+        .unwrap_or_default();
+    format!(
+        "{}:{}:{}: unknown key `{name}` is ignored{suggestion}",
+        file.display(),
+        key.referenced.line(),
+        key.referenced.column()
+    )
+}
+
+fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigError> {
+    let at = llm.referenced;
+    let llm = llm.value;
+    let model = match llm.model {
+        Some(model) if model.value.trim().is_empty() => {
+            return Err(ConfigError::new(file, "`llm.model` is empty")
+                .at(model.referenced)
+                .help("name the model, e.g. `model: gpt-4o`"));
+        }
+        Some(model) => model.value,
+        None => {
+            return Err(ConfigError::new(file, "`llm` has no `model`")
+                .at(at)
+                .help("name the model under `llm:`, e.g. `model: gpt-4o`"));
+        }
+    };
+    if let Some(temperature) = &llm.temperature
+        && !(0.0..=2.0).contains(&temperature.value)
+    {
+        return Err(ConfigError::new(
+            file,
+            format!(
+                "`temperature` must be between 0 and 2, found {}",
+                temperature.value
+            ),
+        )
+        .at(temperature.referenced)
+        .help("use a value from 0 (deterministic) to 2 (most random)"));
+    }
+    if let Some(max_tokens) = &llm.max_tokens
+        && max_tokens.value == 0
+    {
+        return Err(ConfigError::new(file, "`max_tokens` must be at least 1")
+            .at(max_tokens.referenced)
+            .help("give a positive number of tokens, or omit it"));
+    }
+    let pricing = match llm.pricing {
+        None => None,
+        Some(pricing) => {
+            for price in [
+                &pricing.value.input_per_million,
+                &pricing.value.output_per_million,
+            ] {
+                if !(price.value.is_finite() && price.value >= 0.0) {
+                    return Err(ConfigError::new(
+                        file,
+                        format!("price must be a non-negative number, found {}", price.value),
+                    )
+                    .at(price.referenced)
+                    .help("give the price of one million tokens, e.g. 2.5"));
+                }
+            }
+            Some(Pricing {
+                input_per_million: pricing.value.input_per_million.value,
+                output_per_million: pricing.value.output_per_million.value,
+            })
+        }
+    };
+    Ok(LlmConfig {
+        model,
+        temperature: llm.temperature.map(|t| t.value),
+        max_tokens: llm.max_tokens.map(|m| m.value),
+        pricing,
+        extra: llm.extra,
+    })
+}

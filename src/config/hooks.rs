@@ -1,0 +1,227 @@
+//! Lifecycle hooks: `hooks.yaml` (or the deprecated `hooks:`/`lifecycle_hooks:` of
+//! agent.yaml) validated into commands keyed by canonical hook name.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::error::{ConfigError, sanitize};
+use super::raw::{HookMap, HooksYaml};
+use super::vars::Vars;
+use super::{suggest, yaml};
+
+/// Timeout of a hook (and of a context generator) when none is configured.
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+
+/// The lifecycle points at which a hook can run (seed 000 §2.7.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HookName {
+    /// Before each LLM call; may replace the request.
+    PreLlmRequest,
+    /// After each LLM response.
+    PostLlmResponse,
+    /// Before each tool call; may skip it.
+    PreToolExecution,
+    /// After each tool call.
+    PostToolExecution,
+    /// On any error.
+    OnError,
+    /// When the run ends, whatever its outcome.
+    OnRunEnd,
+    /// At the start of each Think-Act-Observe iteration.
+    OnIterationStart,
+    /// At the end of each Think-Act-Observe iteration.
+    OnIterationEnd,
+}
+
+impl HookName {
+    /// Every hook, in lifecycle order.
+    pub const ALL: [HookName; 8] = [
+        HookName::PreLlmRequest,
+        HookName::PostLlmResponse,
+        HookName::PreToolExecution,
+        HookName::PostToolExecution,
+        HookName::OnError,
+        HookName::OnRunEnd,
+        HookName::OnIterationStart,
+        HookName::OnIterationEnd,
+    ];
+
+    /// The canonical name, as written in hooks.yaml and in `io/hooks/` directory names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookName::PreLlmRequest => "pre_llm_request",
+            HookName::PostLlmResponse => "post_llm_response",
+            HookName::PreToolExecution => "pre_tool_execution",
+            HookName::PostToolExecution => "post_tool_execution",
+            HookName::OnError => "on_error",
+            HookName::OnRunEnd => "on_run_end",
+            HookName::OnIterationStart => "on_iteration_start",
+            HookName::OnIterationEnd => "on_iteration_end",
+        }
+    }
+
+    /// The short name accepted for compatibility with earlier configurations.
+    pub fn alias(self) -> Option<&'static str> {
+        match self {
+            HookName::PreLlmRequest => Some("pre_llm_req"),
+            HookName::PostLlmResponse => Some("post_llm_resp"),
+            HookName::PreToolExecution => Some("pre_tool_exec"),
+            HookName::PostToolExecution => Some("post_tool_exec"),
+            HookName::OnError
+            | HookName::OnRunEnd
+            | HookName::OnIterationStart
+            | HookName::OnIterationEnd => None,
+        }
+    }
+
+    /// The hook a name (canonical or alias) refers to.
+    pub fn from_name(name: &str) -> Option<HookName> {
+        HookName::ALL
+            .into_iter()
+            .find(|hook| hook.as_str() == name || hook.alias() == Some(name))
+    }
+
+    /// When the hook runs, for documentation and schemas.
+    pub(crate) fn description(self) -> &'static str {
+        match self {
+            HookName::PreLlmRequest => {
+                "Before each LLM call; output/payload_override.dat replaces the request."
+            }
+            HookName::PostLlmResponse => "After each LLM response.",
+            HookName::PreToolExecution => {
+                "Before each tool call; output/control.json may say {\"skip\": true}."
+            }
+            HookName::PostToolExecution => "After each tool call.",
+            HookName::OnError => "On any error.",
+            HookName::OnRunEnd => "When the run ends, whatever its outcome.",
+            HookName::OnIterationStart => "At the start of each Think-Act-Observe iteration.",
+            HookName::OnIterationEnd => "At the end of each Think-Act-Observe iteration.",
+        }
+    }
+}
+
+/// A configured hook command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookSpec {
+    /// Program and arguments, engine variables expanded. Never empty.
+    pub command: Vec<String>,
+    /// Kill the hook's process group after this long.
+    pub timeout_ms: u64,
+}
+
+/// The hooks an agent configures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hooks {
+    specs: BTreeMap<HookName, HookSpec>,
+}
+
+impl Hooks {
+    /// The hook configured for `name`, if any.
+    pub fn get(&self, name: HookName) -> Option<&HookSpec> {
+        self.specs.get(&name)
+    }
+
+    /// Configured hooks in lifecycle order.
+    pub fn iter(&self) -> impl Iterator<Item = (HookName, &HookSpec)> {
+        self.specs.iter().map(|(name, spec)| (*name, spec))
+    }
+
+    /// Whether no hook is configured.
+    pub fn is_empty(&self) -> bool {
+        self.specs.is_empty()
+    }
+}
+
+/// Parse and validate the text of a hooks.yaml.
+pub fn parse_hooks_yaml(
+    text: &str,
+    file: &Path,
+    agent_home: &Path,
+    cwd: &Path,
+) -> Result<Hooks, ConfigError> {
+    let map: HooksYaml = yaml::parse(text, file)?;
+    from_map(map, file, &Vars::new(agent_home, cwd))
+}
+
+/// Validate a hook map read from `file`.
+pub(crate) fn from_map(map: HookMap, file: &Path, vars: &Vars) -> Result<Hooks, ConfigError> {
+    let mut specs = BTreeMap::new();
+    let mut seen: BTreeMap<HookName, String> = BTreeMap::new();
+    for (key, hook) in map.entries {
+        let name = HookName::from_name(&key.value)
+            .ok_or_else(|| unknown_hook(&key.value, file).at(key.referenced))?;
+        if let Some(previous) = seen.insert(name, key.value.clone()) {
+            return Err(ConfigError::new(
+                file,
+                format!(
+                    "hook `{}` is configured twice (as `{previous}` and `{}`)",
+                    name.as_str(),
+                    key.value
+                ),
+            )
+            .at(key.referenced)
+            .help("keep one of the two entries"));
+        }
+        let hook = hook.value;
+        let command = &hook.command;
+        if command.value.first().is_none_or(String::is_empty) {
+            return Err(ConfigError::new(
+                file,
+                format!("hook `{}` has an empty command", key.value),
+            )
+            .at(command.referenced)
+            .help("give the program and its arguments, e.g. command: [\"./hooks/log.sh\"]"));
+        }
+        let timeout_ms = match hook.timeout_ms {
+            None => DEFAULT_TIMEOUT_MS,
+            Some(timeout) if timeout.value == 0 => {
+                return Err(ConfigError::new(
+                    file,
+                    format!("hook `{}` has `timeout_ms: 0`", key.value),
+                )
+                .at(timeout.referenced)
+                .help("give a positive number of milliseconds, or omit it for 30000"));
+            }
+            Some(timeout) => timeout.value,
+        };
+        let command = command.value.iter().map(|arg| vars.expand(arg)).collect();
+        specs.insert(
+            name,
+            HookSpec {
+                command,
+                timeout_ms,
+            },
+        );
+    }
+    Ok(Hooks { specs })
+}
+
+fn unknown_hook(name: &str, file: &Path) -> ConfigError {
+    let valid = HookName::ALL.map(HookName::as_str);
+    let aliases = HookName::ALL.into_iter().filter_map(HookName::alias);
+    let message = match suggest::closest(name, valid.into_iter().chain(aliases)) {
+        Some(best) => format!("unknown hook `{}`; did you mean `{best}`?", sanitize(name)),
+        None => format!("unknown hook `{}`", sanitize(name)),
+    };
+    ConfigError::new(file, message).help(format!("valid hooks: {}", valid.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_round_trip() {
+        for hook in HookName::ALL {
+            assert_eq!(HookName::from_name(hook.as_str()), Some(hook));
+            if let Some(alias) = hook.alias() {
+                assert_eq!(HookName::from_name(alias), Some(hook));
+            }
+        }
+        assert_eq!(
+            HookName::from_name("pre_tool_exec"),
+            Some(HookName::PreToolExecution)
+        );
+        assert_eq!(HookName::from_name("pre_tool"), None);
+    }
+}

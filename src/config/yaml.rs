@@ -1,0 +1,119 @@
+//! Reading YAML configuration files: parser options, file access, and mappings whose keys
+//! keep their source locations.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_saphyr::Spanned;
+
+use super::error::ConfigError;
+
+/// Parse one YAML document of `file` into `T`, translating every failure.
+pub(crate) fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, ConfigError> {
+    // Snippets are rendered by our own error format; building them is wasted work.
+    let options = serde_saphyr::options! { with_snippet: false };
+    serde_saphyr::from_str_with_options(text, options)
+        .map_err(|err| ConfigError::from_yaml(file, text, &err))
+}
+
+/// Read a configuration file as UTF-8 text.
+pub(crate) fn read(file: &Path) -> Result<String, ConfigError> {
+    let bytes = std::fs::read(file).map_err(|err| {
+        ConfigError::new(file, format!("cannot read {}: {err}", file.display()))
+            .help("check that the file exists and is readable")
+    })?;
+    String::from_utf8(bytes).map_err(|err| {
+        ConfigError::new(
+            file,
+            format!(
+                "{} is not valid UTF-8 (invalid byte at offset {})",
+                file.display(),
+                err.utf8_error().valid_up_to()
+            ),
+        )
+        .help("save the file as UTF-8")
+    })
+}
+
+/// Whether anything (even a dangling symlink) exists at `path`: such a file must be read
+/// and fail loudly rather than be silently treated as absent.
+pub(crate) fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// A mapping read in document order, keeping where each key was written.
+///
+/// serde's own maps drop key locations, which "unknown hook `x`" errors and "unknown
+/// top-level key" warnings need.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KeyedMap<V>(pub(crate) Vec<(Spanned<String>, V)>);
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for KeyedMap<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyedMapVisitor<V>(PhantomData<V>);
+
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for KeyedMapVisitor<V> {
+            type Value = KeyedMap<V>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    let value = map.next_value::<V>()?;
+                    entries.push((key, value));
+                }
+                Ok(KeyedMap(entries))
+            }
+
+            // An empty document, `~`, or `key:` with no value is an empty mapping.
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(KeyedMap(Vec::new()))
+            }
+        }
+
+        // `any` rather than `map`: only `any` lets a null document reach `visit_unit`.
+        deserializer.deserialize_any(KeyedMapVisitor(PhantomData))
+    }
+}
+
+/// The keys of a top-level mapping, values skipped.
+pub(crate) type TopLevelKeys = KeyedMap<IgnoredAny>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_map_keeps_order_and_key_locations() {
+        let map: KeyedMap<u32> = parse("b: 1\na: 2\n", Path::new("x.yaml")).unwrap();
+        let keys: Vec<_> = map
+            .0
+            .iter()
+            .map(|(k, v)| (k.value.as_str(), k.referenced.line(), *v))
+            .collect();
+        assert_eq!(keys, [("b", 1, 1), ("a", 2, 2)]);
+    }
+
+    #[test]
+    fn keyed_map_accepts_empty_documents() {
+        let map: KeyedMap<u32> = parse("", Path::new("x.yaml")).unwrap();
+        assert!(map.0.is_empty());
+        let map: KeyedMap<u32> = parse("~\n", Path::new("x.yaml")).unwrap();
+        assert!(map.0.is_empty());
+    }
+
+    #[test]
+    fn non_utf8_files_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.yaml");
+        std::fs::write(&file, b"name: \xff\n").unwrap();
+        let err = read(&file).unwrap_err();
+        assert!(err.message.contains("not valid UTF-8"), "{err}");
+    }
+}
