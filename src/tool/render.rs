@@ -14,6 +14,8 @@ struct Expanded<'a> {
 pub fn render_expanded(tools: &[ToolSpec]) -> String {
     // Serializing plain strings, numbers and sequences into a String has no failure mode
     // serde-saphyr can hit; the fallback keeps this infallible without a panic path.
-    serde_saphyr::to_string(&Expanded { tools })
+    // Indented lists, as the seeds print them (`parameters:` then `  - name: …`).
+    let options = serde_saphyr::ser_options! { compact_list_indent: false };
+    serde_saphyr::to_string_with_options(&Expanded { tools }, options)
         .unwrap_or_else(|e| format!("# could not render the expanded tools: {e}\n"))
 }

@@ -1,0 +1,11 @@
+//! Integration tests of the tool system: expansion of every seed 003 example, the 19
+//! verification tests of seed 003 §10, an injection corpus, the process runner and calls.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod calls;
+mod expansion;
+mod injection;
+mod process;
+mod props;
+mod seed_suite;
+mod support;
