@@ -7,6 +7,10 @@
 //! `delta` binary only parses arguments and calls into them.
 
 pub mod config;
+pub mod journal;
 pub mod llm;
+pub mod output;
+pub mod run;
 pub mod schema;
 pub mod tool;
+pub mod workspace;

@@ -1,0 +1,268 @@
+//! `delta list-runs`: one entry per run directory in `.delta/`, filters and renderings.
+
+use std::fmt;
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::OutputError;
+use crate::run::{DELTA_DIR, RunStatus, Timestamp, read_metadata};
+
+/// Longest `task_summary`, in characters.
+const TASK_SUMMARY_CHARS: usize = 60;
+
+/// A listed run's status: its run status, or UNREADABLE when its metadata could not be
+/// read (the run is still listed, with the reason in `error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ListedStatus {
+    /// A process is (or was, until it died) working on the run.
+    Running,
+    /// Waiting for an answer to `ask_human`.
+    WaitingForInput,
+    /// Finished with a result.
+    Completed,
+    /// Ended by an unrecoverable error.
+    Failed,
+    /// Stopped by a signal or the iteration budget, or found orphaned.
+    Interrupted,
+    /// `metadata.json` is missing or invalid.
+    Unreadable,
+}
+
+impl ListedStatus {
+    /// The status as a [`RunStatus`]; `None` for UNREADABLE.
+    #[must_use]
+    pub fn as_run_status(self) -> Option<RunStatus> {
+        match self {
+            ListedStatus::Running => Some(RunStatus::Running),
+            ListedStatus::WaitingForInput => Some(RunStatus::WaitingForInput),
+            ListedStatus::Completed => Some(RunStatus::Completed),
+            ListedStatus::Failed => Some(RunStatus::Failed),
+            ListedStatus::Interrupted => Some(RunStatus::Interrupted),
+            ListedStatus::Unreadable => None,
+        }
+    }
+}
+
+impl From<RunStatus> for ListedStatus {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Running => ListedStatus::Running,
+            RunStatus::WaitingForInput => ListedStatus::WaitingForInput,
+            RunStatus::Completed => ListedStatus::Completed,
+            RunStatus::Failed => ListedStatus::Failed,
+            RunStatus::Interrupted => ListedStatus::Interrupted,
+        }
+    }
+}
+
+impl fmt::Display for ListedStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.as_run_status() {
+            Some(status) => f.write_str(status.as_str()),
+            None => f.write_str("UNREADABLE"),
+        }
+    }
+}
+
+/// One run in a `list-runs` listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunListing {
+    /// The run directory's name: its id.
+    pub run_id: String,
+    /// Its status.
+    pub status: ListedStatus,
+    /// First line of the task, at most 60 characters (null when unreadable).
+    pub task_summary: Option<String>,
+    /// When its metadata was last written (for unreadable runs, the file's or directory's
+    /// modification time; null when even that is unknown).
+    pub last_updated: Option<Timestamp>,
+    /// Iterations so far (null when unreadable).
+    pub iterations: Option<u32>,
+    /// The agent's name (null when unreadable).
+    pub agent: Option<String>,
+    /// Why the metadata could not be read (UNREADABLE only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The `--format json` output of `list-runs`: most recently updated first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+#[schemars(title = "Delta Engine list-runs output (stdout of list-runs --format json)")]
+pub(super) struct RunListingArray(Vec<RunListing>);
+
+/// Which runs `list-runs` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunFilter {
+    /// `--resumable`: only INTERRUPTED, WAITING_FOR_INPUT, FAILED and COMPLETED runs.
+    pub resumable: bool,
+    /// `--status S`: only runs in status `S`.
+    pub status: Option<RunStatus>,
+}
+
+impl RunFilter {
+    /// Whether `listing` passes the filter. UNREADABLE runs pass only an empty filter.
+    #[must_use]
+    pub fn matches(&self, listing: &RunListing) -> bool {
+        let status = listing.status.as_run_status();
+        if self.resumable && !status.is_some_and(RunStatus::is_resumable) {
+            return false;
+        }
+        match self.status {
+            Some(wanted) => status == Some(wanted),
+            None => true,
+        }
+    }
+}
+
+/// Lists every run directory in `workspace/.delta/`, most recently updated first (ties by
+/// id). A run whose metadata cannot be read is listed as UNREADABLE with the reason,
+/// never skipped and never fatal. A workspace without `.delta/` has no runs.
+///
+/// # Errors
+/// [`OutputError::WorkspaceNotFound`], and [`OutputError::List`] when `.delta/` cannot be
+/// listed.
+pub fn list_runs(workspace: &Path) -> Result<Vec<RunListing>, OutputError> {
+    if !workspace.is_dir() {
+        return Err(OutputError::WorkspaceNotFound {
+            path: workspace.to_path_buf(),
+        });
+    }
+    let delta = workspace.join(DELTA_DIR);
+    let list_err = |source| OutputError::List {
+        path: delta.clone(),
+        source,
+    };
+    let entries = match std::fs::read_dir(&delta) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(list_err(source)),
+    };
+    let mut runs = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(list_err)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // Run ids never start with '.', so dot entries are temporary or foreign files.
+        if name.starts_with('.') || !entry.path().is_dir() {
+            continue;
+        }
+        runs.push(listing_for(&entry.path(), name));
+    }
+    runs.sort_by(|a, b| {
+        b.last_updated
+            .cmp(&a.last_updated)
+            .then_with(|| a.run_id.cmp(&b.run_id))
+    });
+    Ok(runs)
+}
+
+fn listing_for(dir: &Path, run_id: String) -> RunListing {
+    let metadata_path = dir.join("metadata.json");
+    match read_metadata(&metadata_path) {
+        Ok(metadata) => RunListing {
+            run_id,
+            status: metadata.status.into(),
+            task_summary: Some(summarize_task(&metadata.task)),
+            last_updated: Some(metadata.updated_at),
+            iterations: Some(metadata.iterations),
+            agent: Some(metadata.agent_name),
+            error: None,
+        },
+        Err(error) => RunListing {
+            run_id,
+            status: ListedStatus::Unreadable,
+            task_summary: None,
+            last_updated: modified(&metadata_path).or_else(|| modified(dir)),
+            iterations: None,
+            agent: None,
+            error: Some(error.to_string()),
+        },
+    }
+}
+
+fn modified(path: &Path) -> Option<Timestamp> {
+    let time = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some(DateTime::<Utc>::from(time).into())
+}
+
+/// The first line of `task`, cut to 60 characters (the last one an ellipsis when cut).
+fn summarize_task(task: &str) -> String {
+    let first = task.lines().next().unwrap_or_default().trim_end();
+    if first.chars().count() <= TASK_SUMMARY_CHARS {
+        return first.to_owned();
+    }
+    let mut summary: String = first.chars().take(TASK_SUMMARY_CHARS - 1).collect();
+    summary.push('…');
+    summary
+}
+
+/// How long ago `then` was, relative to `now`: `30s ago`, `2m ago`, `5h ago`, `3d ago`.
+#[must_use]
+pub fn format_age(now: DateTime<Utc>, then: Timestamp) -> String {
+    let secs = u64::try_from((now - then.as_datetime()).num_seconds()).unwrap_or(0);
+    match secs {
+        0..60 => format!("{secs}s ago"),
+        60..3600 => format!("{}m ago", secs / 60),
+        3600..86_400 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+/// `--format text`: aligned columns `RUN_ID  STATUS  "task summary"  AGE` (seed 002
+/// §6.2), one run per line; an UNREADABLE run shows `-` as its task and the reason after
+/// its age. Empty when there are no runs.
+#[must_use]
+pub fn render_runs_text(runs: &[RunListing], now: DateTime<Utc>) -> String {
+    let rows: Vec<[String; 4]> = runs
+        .iter()
+        .map(|run| {
+            [
+                run.run_id.clone(),
+                run.status.to_string(),
+                run.task_summary
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), |task| format!("{task:?}")),
+                run.last_updated
+                    .map_or_else(|| "-".to_owned(), |t| format_age(now, t)),
+            ]
+        })
+        .collect();
+    let width = |column: usize| {
+        rows.iter()
+            .map(|row| row.get(column).map_or(0, |cell| cell.chars().count()))
+            .max()
+            .unwrap_or(0)
+    };
+    let (id_w, status_w, task_w) = (width(0), width(1), width(2));
+    let mut out = String::new();
+    for (row, run) in rows.iter().zip(runs) {
+        let [id, status, task, age] = row;
+        let mut line = format!("{id:<id_w$}  {status:<status_w$}  {task:<task_w$}  {age}");
+        if let Some(error) = &run.error {
+            line.push_str("  ");
+            line.push_str(error);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `--format json`: a pretty JSON array of the listings, ending with a newline.
+#[must_use]
+pub fn render_runs_json(runs: &[RunListing]) -> String {
+    let mut text = serde_json::to_string_pretty(runs).unwrap_or_else(|_| "[]".to_owned());
+    text.push('\n');
+    text
+}
+
+/// `--format raw`: the run ids, one per line.
+#[must_use]
+pub fn render_runs_raw(runs: &[RunListing]) -> String {
+    runs.iter().map(|run| format!("{}\n", run.run_id)).collect()
+}

@@ -1,0 +1,242 @@
+//! The persistent state of one run, `.delta/{run_id}/`: ids, directory layout, creation,
+//! `metadata.json`, process identity and liveness, the run lock and the interaction files.
+//!
+//! The journal has its own module ([`crate::journal`]); this one owns everything around it.
+
+mod id;
+mod interaction;
+mod liveness;
+mod lock;
+mod metadata;
+mod paths;
+mod time;
+
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+
+pub use id::{InvalidRunId, MAX_RUN_ID_LEN, RunId};
+pub use interaction::{
+    InputType, InteractionRequest, clear_interaction, read_interaction_request,
+    read_interaction_response, write_interaction_request,
+};
+pub use liveness::{Liveness, ProcessIdentity, process_alive};
+pub use lock::{RunLock, is_locked_by_other};
+pub use metadata::{
+    ErrorInfo, ErrorType, FinalStatus, METADATA_SCHEMA_VERSION, Metadata, MetadataInit, ModelUsage,
+    RunStatus, UnknownStatus, Usage, read_metadata, write_metadata,
+};
+pub use paths::{DELTA_DIR, RunPaths};
+pub use time::Timestamp;
+
+/// What can go wrong with a run directory and its files. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum RunStateError {
+    /// A file system operation failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was attempted, e.g. "write".
+        action: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A value could not be turned into JSON (not expected for our types).
+    #[error("cannot serialize {}: {source}", path.display())]
+    Serialize {
+        /// The file being written.
+        path: PathBuf,
+        /// The serializer's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// `--run-id` names a run that already exists.
+    #[error(
+        "run {run_id} already exists in {}; choose another --run-id, or resume it with \
+         `delta continue --run-id {run_id}`",
+        workspace.display()
+    )]
+    RunExists {
+        /// The id asked for.
+        run_id: RunId,
+        /// The workspace searched.
+        workspace: PathBuf,
+    },
+    /// No run with this id exists in the workspace.
+    #[error(
+        "no run {run_id} in {}; list the runs there with `delta list-runs -w {}`",
+        workspace.display(),
+        workspace.display()
+    )]
+    RunNotFound {
+        /// The id asked for.
+        run_id: RunId,
+        /// The workspace searched.
+        workspace: PathBuf,
+    },
+    /// The run directory has no `metadata.json` (the creating process died at once, or
+    /// the file was removed).
+    #[error("{} does not exist; the run's metadata was never written or was removed", path.display())]
+    MetadataMissing {
+        /// The expected file.
+        path: PathBuf,
+    },
+    /// `metadata.json` is not valid metadata.
+    #[error(
+        "{}:{line}:{column}: invalid run metadata: {message}; the file is written only by the \
+         engine, restore it or remove the run directory",
+        path.display()
+    )]
+    MetadataCorrupt {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// `interaction/request.json` is not a valid request.
+    #[error(
+        "{}:{line}:{column}: invalid interaction request: {message}",
+        path.display()
+    )]
+    InteractionCorrupt {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// Another process (or another open file in this one) holds the run's lock.
+    #[error(
+        "{} is locked: another delta process is working on this run right now",
+        path.display()
+    )]
+    AlreadyLocked {
+        /// The lock file.
+        path: PathBuf,
+    },
+}
+
+/// Creates the directory of a new run `run_id` in `workspace` and returns its paths.
+///
+/// The single `mkdir(2)` of `.delta/{run_id}` is the uniqueness check (seed 002 §7.2):
+/// of any number of processes racing for one id exactly one succeeds, and the others get
+/// [`RunStateError::RunExists`] before they have changed anything. `.delta/` itself is
+/// created when missing; `workspace` must exist.
+///
+/// The caller should then take [`RunLock::try_acquire`] on [`RunPaths::lock`] and write the
+/// initial RUNNING [`Metadata`] before any other side effect.
+///
+/// # Errors
+/// [`RunStateError::RunExists`], or [`RunStateError::Io`] naming the directory.
+pub fn create_run(workspace: &Path, run_id: &RunId) -> Result<RunPaths, RunStateError> {
+    let paths = RunPaths::new(workspace, run_id);
+    let delta = workspace.join(DELTA_DIR);
+    match std::fs::create_dir(&delta) {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        Err(source) => {
+            return Err(RunStateError::Io {
+                path: delta,
+                action: "create directory",
+                source,
+            });
+        }
+    }
+    match std::fs::create_dir(paths.dir()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+            return Err(RunStateError::RunExists {
+                run_id: run_id.clone(),
+                workspace: workspace.to_path_buf(),
+            });
+        }
+        Err(source) => {
+            return Err(RunStateError::Io {
+                path: paths.dir().to_path_buf(),
+                action: "create directory",
+                source,
+            });
+        }
+    }
+    for dir in [
+        paths.invocations_dir(),
+        paths.tool_executions_dir(),
+        paths.hooks_dir(),
+    ] {
+        std::fs::create_dir_all(&dir).map_err(|source| RunStateError::Io {
+            path: dir.clone(),
+            action: "create directory",
+            source,
+        })?;
+    }
+    Ok(paths)
+}
+
+/// The paths of the existing run `run_id` in `workspace`.
+///
+/// # Errors
+/// [`RunStateError::RunNotFound`] when `.delta/{run_id}/` is not a directory.
+pub fn open_run(workspace: &Path, run_id: &RunId) -> Result<RunPaths, RunStateError> {
+    let paths = RunPaths::new(workspace, run_id);
+    if paths.dir().is_dir() {
+        Ok(paths)
+    } else {
+        Err(RunStateError::RunNotFound {
+            run_id: run_id.clone(),
+            workspace: workspace.to_path_buf(),
+        })
+    }
+}
+
+/// Replaces `path` with `bytes` atomically: write a temporary file in the same directory,
+/// fsync it, rename it over `path`.
+///
+/// rename(2) within one file system is atomic, so readers see the old or the new contents,
+/// never a prefix. The fsync before the rename orders the data before the name change, so
+/// a power loss cannot leave an empty file under the final name; the directory is not
+/// fsynced (losing the last rename on power loss leaves the previous, consistent file).
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        Some(_) | None => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".{name}.tmp.{}.{:08x}",
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        // Best effort: the original error is what the caller needs to see.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// A serde_json error's message without its " at line L column C" suffix, for errors that
+/// report the position separately.
+pub(crate) fn serde_message(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let suffix = format!(" at line {} column {}", error.line(), error.column());
+    text.strip_suffix(&suffix).unwrap_or(&text).to_owned()
+}

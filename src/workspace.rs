@@ -1,0 +1,331 @@
+//! Workspaces: the `.delta/` domain inside a workspace, and an agent's numbered
+//! workspaces `workspaces/W001, W002…` with their `LAST_USED` pointer.
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use crate::run::{DELTA_DIR, RunId, RunPaths, write_atomic};
+
+/// Name of the file in `.delta/` that records the layout version.
+pub const VERSION_FILE: &str = "VERSION";
+
+/// The `.delta/` layout version this engine writes (the v1.10 flat layout).
+pub const LAYOUT_VERSION: &str = "1.10";
+
+/// Directory of an agent's numbered workspaces, relative to the agent home.
+pub const WORKSPACES_DIR: &str = "workspaces";
+
+/// File in [`WORKSPACES_DIR`] naming the workspace used last, e.g. `W003`.
+pub const LAST_USED_FILE: &str = "LAST_USED";
+
+/// Workspace numbers tried past the highest existing one before giving up; only reached
+/// when something keeps creating entries faster than we can.
+const MAX_ALLOCATION_ATTEMPTS: u32 = 1000;
+
+/// What can go wrong with a workspace. Every variant names the path.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// A file system operation failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was attempted.
+        action: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The workspace does not exist (for commands that never create one).
+    #[error("workspace {} does not exist; pass the directory of an existing workspace with -w", path.display())]
+    NotFound {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The path exists but is not a directory.
+    #[error("workspace {} is not a directory; pass a directory with -w", path.display())]
+    NotADirectory {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// No free `W…` name was found.
+    #[error(
+        "cannot allocate a new workspace in {}: {MAX_ALLOCATION_ATTEMPTS} names in a row were \
+         taken; remove unused workspaces or pass one with -w",
+        dir.display()
+    )]
+    Exhausted {
+        /// The `workspaces/` directory.
+        dir: PathBuf,
+    },
+}
+
+/// A workspace: the agent's CWD, with the engine's `.delta/` inside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// An existing workspace directory, made absolute. Nothing is created.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::NotFound`], [`WorkspaceError::NotADirectory`], or
+    /// [`WorkspaceError::Io`] when the path cannot be resolved.
+    pub fn existing(path: &Path) -> Result<Self, WorkspaceError> {
+        let root = std::fs::canonicalize(path).map_err(|source| {
+            if source.kind() == ErrorKind::NotFound {
+                WorkspaceError::NotFound {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                WorkspaceError::Io {
+                    path: path.to_path_buf(),
+                    action: "resolve",
+                    source,
+                }
+            }
+        })?;
+        if !root.is_dir() {
+            return Err(WorkspaceError::NotADirectory {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(Self { root })
+    }
+
+    /// The absolute workspace directory.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `.delta/`.
+    #[must_use]
+    pub fn delta_dir(&self) -> PathBuf {
+        self.root.join(DELTA_DIR)
+    }
+
+    /// The paths of run `run_id` in this workspace.
+    #[must_use]
+    pub fn run_paths(&self, run_id: &RunId) -> RunPaths {
+        RunPaths::new(&self.root, run_id)
+    }
+}
+
+/// The workspace at `path` for `-w PATH`: created when missing (with parents), with
+/// `.delta/VERSION` in place, returned with an absolute path.
+///
+/// # Errors
+/// [`WorkspaceError::NotADirectory`] when `path` is a file, [`WorkspaceError::Io`] naming
+/// the path that could not be created or written.
+pub fn ensure_workspace(path: &Path) -> Result<Workspace, WorkspaceError> {
+    if path.exists() && !path.is_dir() {
+        return Err(WorkspaceError::NotADirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    std::fs::create_dir_all(path).map_err(|source| WorkspaceError::Io {
+        path: path.to_path_buf(),
+        action: "create directory",
+        source,
+    })?;
+    let workspace = Workspace::existing(path)?;
+    init_delta_dir(&workspace.root)?;
+    Ok(workspace)
+}
+
+/// Creates `.delta/` and its `VERSION` file when missing; an existing VERSION is left
+/// alone (it records the layout the workspace was created with).
+fn init_delta_dir(root: &Path) -> Result<(), WorkspaceError> {
+    let delta = root.join(DELTA_DIR);
+    std::fs::create_dir_all(&delta).map_err(|source| WorkspaceError::Io {
+        path: delta.clone(),
+        action: "create directory",
+        source,
+    })?;
+    let version = delta.join(VERSION_FILE);
+    if version.exists() {
+        return Ok(());
+    }
+    // Atomic replace: concurrent first runs in one workspace write the same content, and a
+    // reader never sees a half-written file.
+    write_atomic(&version, format!("{LAYOUT_VERSION}\n").as_bytes()).map_err(|source| {
+        WorkspaceError::Io {
+            path: version.clone(),
+            action: "write",
+            source,
+        }
+    })
+}
+
+/// One of an agent's numbered workspaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentWorkspace {
+    /// Its name, e.g. `W003`: the `workspace_id` in run metadata.
+    pub id: String,
+    /// Its number (3 for `W003`).
+    pub number: u32,
+    /// Absolute path.
+    pub path: PathBuf,
+}
+
+/// The name of workspace `number`: `W001`…`W999`, then `W1000`…
+#[must_use]
+pub fn workspace_name(number: u32) -> String {
+    format!("W{number:03}")
+}
+
+/// The number of a workspace name (`W003` → 3); `None` for other names.
+#[must_use]
+pub fn parse_workspace_name(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix('W')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The agent's numbered workspaces, lowest number first (an absent `workspaces/` means
+/// none).
+///
+/// # Errors
+/// [`WorkspaceError::Io`] when `workspaces/` cannot be listed.
+pub fn list_workspaces(agent_home: &Path) -> Result<Vec<AgentWorkspace>, WorkspaceError> {
+    let dir = workspaces_dir(agent_home)?;
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(WorkspaceError::Io {
+                path: dir,
+                action: "list",
+                source,
+            });
+        }
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| WorkspaceError::Io {
+            path: dir.clone(),
+            action: "list",
+            source,
+        })?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(number) = parse_workspace_name(&name) else {
+            continue;
+        };
+        if entry.path().is_dir() {
+            found.push(AgentWorkspace {
+                id: name,
+                number,
+                path: entry.path(),
+            });
+        }
+    }
+    found.sort_by_key(|w| w.number);
+    Ok(found)
+}
+
+/// Creates the agent's next numbered workspace (highest existing number + 1), with
+/// `.delta/VERSION`, and returns it. LAST_USED is not changed; see [`set_last_used`].
+///
+/// Race-free: each candidate is claimed with a single `mkdir(2)` (never
+/// `create_dir_all`, which succeeds on an existing directory), and a name another process
+/// took first (EEXIST) moves on to the next number. Concurrent callers therefore always
+/// get distinct directories.
+///
+/// # Errors
+/// [`WorkspaceError::Io`] naming the directory, [`WorkspaceError::Exhausted`].
+pub fn create_next_workspace(agent_home: &Path) -> Result<AgentWorkspace, WorkspaceError> {
+    let dir = workspaces_dir(agent_home)?;
+    std::fs::create_dir_all(&dir).map_err(|source| WorkspaceError::Io {
+        path: dir.clone(),
+        action: "create directory",
+        source,
+    })?;
+    let highest = highest_number(&dir)?;
+    for number in (highest + 1..).take(MAX_ALLOCATION_ATTEMPTS as usize) {
+        let id = workspace_name(number);
+        let path = dir.join(&id);
+        match std::fs::create_dir(&path) {
+            Ok(()) => {
+                init_delta_dir(&path)?;
+                return Ok(AgentWorkspace { id, number, path });
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            Err(source) => {
+                return Err(WorkspaceError::Io {
+                    path,
+                    action: "create directory",
+                    source,
+                });
+            }
+        }
+    }
+    Err(WorkspaceError::Exhausted { dir })
+}
+
+/// The highest `W…` number among the entries (files too: their names are taken).
+fn highest_number(dir: &Path) -> Result<u32, WorkspaceError> {
+    let io_err = |source| WorkspaceError::Io {
+        path: dir.to_path_buf(),
+        action: "list",
+        source,
+    };
+    let mut highest = 0;
+    for entry in std::fs::read_dir(dir).map_err(io_err)? {
+        let entry = entry.map_err(io_err)?;
+        if let Some(number) = parse_workspace_name(&entry.file_name().to_string_lossy()) {
+            highest = highest.max(number);
+        }
+    }
+    Ok(highest)
+}
+
+/// The workspace `workspaces/LAST_USED` names, when it names an existing numbered
+/// workspace; `None` when the file is missing, unreadable or names something else.
+#[must_use]
+pub fn last_used(agent_home: &Path) -> Option<AgentWorkspace> {
+    let dir = workspaces_dir(agent_home).ok()?;
+    let text = std::fs::read_to_string(dir.join(LAST_USED_FILE)).ok()?;
+    let id = text.trim();
+    let number = parse_workspace_name(id)?;
+    let path = dir.join(id);
+    path.is_dir().then(|| AgentWorkspace {
+        id: id.to_owned(),
+        number,
+        path,
+    })
+}
+
+/// Records `workspace_id` (e.g. `W003`) in `workspaces/LAST_USED`, atomically.
+///
+/// # Errors
+/// [`WorkspaceError::Io`] naming the file.
+pub fn set_last_used(agent_home: &Path, workspace_id: &str) -> Result<(), WorkspaceError> {
+    let dir = workspaces_dir(agent_home)?;
+    std::fs::create_dir_all(&dir).map_err(|source| WorkspaceError::Io {
+        path: dir.clone(),
+        action: "create directory",
+        source,
+    })?;
+    let path = dir.join(LAST_USED_FILE);
+    write_atomic(&path, format!("{workspace_id}\n").as_bytes()).map_err(|source| {
+        WorkspaceError::Io {
+            path,
+            action: "write",
+            source,
+        }
+    })
+}
+
+/// `{agent_home}/workspaces`, absolute so that returned workspace paths are absolute.
+fn workspaces_dir(agent_home: &Path) -> Result<PathBuf, WorkspaceError> {
+    let home = std::path::absolute(agent_home).map_err(|source| WorkspaceError::Io {
+        path: agent_home.to_path_buf(),
+        action: "resolve",
+        source,
+    })?;
+    Ok(home.join(WORKSPACES_DIR))
+}

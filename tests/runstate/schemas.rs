@@ -1,0 +1,223 @@
+//! The committed schemas match the types; `UPDATE_SCHEMAS=1` rewrites them.
+
+use std::path::PathBuf;
+
+use delta_engine::output::runstate_schemas;
+
+fn schemas_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas")
+}
+
+#[test]
+fn committed_schemas_match_the_types() {
+    let update = std::env::var_os("UPDATE_SCHEMAS").is_some_and(|v| v == "1");
+    let mut drifted = Vec::new();
+    for (name, schema) in runstate_schemas() {
+        let path = schemas_dir().join(name);
+        let expected = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+        if update {
+            std::fs::write(&path, &expected).unwrap();
+            continue;
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        if committed != expected {
+            drifted.push(name);
+        }
+    }
+    assert!(
+        drifted.is_empty(),
+        "schemas out of date: {drifted:?}; run `UPDATE_SCHEMAS=1 cargo test --test runstate schemas` and commit the result"
+    );
+}
+
+#[test]
+fn written_events_metadata_and_requests_validate_against_their_schemas() {
+    use delta_engine::journal::{
+        ActionRequest, ActionResult, ActionStatus, EventPayload, FsyncPolicy, HookExecutionAudit,
+        HookStatus, HumanInputReceived, HumanInputRequest, Journal, MessageLevel, RunEnd, RunStart,
+        SystemMessage, Thought, ToolCall, UserMessage,
+    };
+    use delta_engine::run::{
+        ErrorInfo, ErrorType, FinalStatus, InputType, InteractionRequest, RunPaths,
+    };
+
+    use crate::support::{at, run_id, sample_metadata, schema_errors};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    let journal = Journal::open_with(&path, FsyncPolicy::OnSync).unwrap();
+    let payloads = vec![
+        EventPayload::RunStart(RunStart {
+            run_id: run_id("r1"),
+            task: "t".to_owned(),
+            agent_ref: "/a".to_owned(),
+        }),
+        EventPayload::UserMessage(UserMessage {
+            content: "more".to_owned(),
+        }),
+        EventPayload::Thought(Thought {
+            content: String::new(),
+            llm_invocation_ref: "inv-1".to_owned(),
+            tool_calls: vec![ToolCall {
+                id: "c1".to_owned(),
+                name: "ask_human".to_owned(),
+                arguments: "{\"prompt\":\"ok?\"}".to_owned(),
+            }],
+        }),
+        EventPayload::ActionRequest(ActionRequest {
+            action_id: "a1".to_owned(),
+            tool_call_id: "c1".to_owned(),
+            tool_name: "ask_human".to_owned(),
+            tool_args: serde_json::from_str("{\"prompt\":\"ok?\"}").unwrap(),
+            resolved_command: None,
+        }),
+        EventPayload::HumanInputRequest(HumanInputRequest {
+            request_id: "q1".to_owned(),
+            prompt: "ok?".to_owned(),
+            input_type: InputType::Confirmation,
+            sensitive: false,
+        }),
+        EventPayload::HumanInputReceived(HumanInputReceived {
+            request_id: "q1".to_owned(),
+            response: "yes".to_owned(),
+        }),
+        EventPayload::ActionResult(ActionResult {
+            action_id: "a1".to_owned(),
+            tool_call_id: "c1".to_owned(),
+            status: ActionStatus::Success,
+            observation_content: "yes".to_owned(),
+            exit_code: None,
+            execution_ref: "a1".to_owned(),
+        }),
+        EventPayload::SystemMessage(SystemMessage {
+            level: MessageLevel::Warn,
+            content: "hook failed".to_owned(),
+        }),
+        EventPayload::HookExecutionAudit(HookExecutionAudit {
+            hook_name: "pre_llm_request".to_owned(),
+            status: HookStatus::Failed,
+            io_path_ref: RunPaths::hook_io_path_ref(5, "pre_llm_request"),
+        }),
+        EventPayload::RunEnd(RunEnd {
+            status: FinalStatus::Interrupted,
+            error: Some(ErrorInfo::new(ErrorType::MaxIterationsReached, "budget")),
+            result: None,
+        }),
+        EventPayload::RunEnd(RunEnd {
+            status: FinalStatus::Completed,
+            error: None,
+            result: Some(serde_json::json!({"a": 1})),
+        }),
+    ];
+    for payload in payloads {
+        journal.append(payload).unwrap();
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut types = Vec::new();
+    for line in text.lines() {
+        let json: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            schema_errors("journal-event.schema.json", &json),
+            Vec::<String>::new(),
+            "{line}"
+        );
+        types.push(json["type"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(
+        types,
+        [
+            "RUN_START",
+            "USER_MESSAGE",
+            "THOUGHT",
+            "ACTION_REQUEST",
+            "HUMAN_INPUT_REQUEST",
+            "HUMAN_INPUT_RECEIVED",
+            "ACTION_RESULT",
+            "SYSTEM_MESSAGE",
+            "HOOK_EXECUTION_AUDIT",
+            "RUN_END",
+            "RUN_END"
+        ]
+    );
+
+    let mut metadata = sample_metadata("r1", dir.path());
+    let json = serde_json::to_value(&metadata).unwrap();
+    assert_eq!(
+        schema_errors("metadata.schema.json", &json),
+        Vec::<String>::new()
+    );
+    metadata.fail(
+        ErrorInfo::new(ErrorType::LlmError, "m").with_details("d"),
+        at("2025-10-14T10:31:00Z"),
+    );
+    let json = serde_json::to_value(&metadata).unwrap();
+    assert_eq!(
+        schema_errors("metadata.schema.json", &json),
+        Vec::<String>::new()
+    );
+
+    let request = InteractionRequest {
+        request_id: "q1".to_owned(),
+        timestamp: at("2025-10-14T10:31:00Z"),
+        prompt: "API key?".to_owned(),
+        input_type: InputType::Password,
+        sensitive: true,
+    };
+    let json = serde_json::to_value(&request).unwrap();
+    assert_eq!(
+        schema_errors("interaction-request.schema.json", &json),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn the_journal_schema_is_a_strict_discriminated_union() {
+    use crate::support::schema_errors;
+    let valid = serde_json::json!({
+        "seq": 1, "timestamp": "2025-10-14T10:30:00.000Z", "type": "USER_MESSAGE",
+        "payload": {"content": "hi"}
+    });
+    assert!(schema_errors("journal-event.schema.json", &valid).is_empty());
+    let invalid = [
+        // unknown envelope field
+        serde_json::json!({"seq": 1, "timestamp": "2025-10-14T10:30:00Z", "type": "USER_MESSAGE",
+            "payload": {"content": "hi"}, "extra": true}),
+        // unknown type
+        serde_json::json!({"seq": 1, "timestamp": "2025-10-14T10:30:00Z", "type": "ERROR",
+            "payload": {}}),
+        // payload of another type
+        serde_json::json!({"seq": 1, "timestamp": "2025-10-14T10:30:00Z", "type": "THOUGHT",
+            "payload": {"content": "hi"}}),
+        // unknown payload field
+        serde_json::json!({"seq": 1, "timestamp": "2025-10-14T10:30:00Z", "type": "USER_MESSAGE",
+            "payload": {"content": "hi", "x": 1}}),
+        // seq starts at 1
+        serde_json::json!({"seq": 0, "timestamp": "2025-10-14T10:30:00Z", "type": "USER_MESSAGE",
+            "payload": {"content": "hi"}}),
+        // missing timestamp
+        serde_json::json!({"seq": 1, "type": "USER_MESSAGE", "payload": {"content": "hi"}}),
+    ];
+    for instance in invalid {
+        assert!(
+            !schema_errors("journal-event.schema.json", &instance).is_empty(),
+            "{instance}"
+        );
+    }
+}
+
+#[test]
+fn every_schema_is_draft_2020_12_with_a_title() {
+    for (name, schema) in runstate_schemas() {
+        assert_eq!(
+            schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            "{name}"
+        );
+        assert!(
+            schema["title"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("Delta Engine")),
+            "{name}"
+        );
+        jsonschema::validator_for(&schema).unwrap();
+    }
+}
