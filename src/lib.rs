@@ -7,6 +7,7 @@
 //! `delta` binary only parses arguments and calls into them.
 
 pub mod config;
+pub mod hooks;
 pub mod journal;
 pub mod llm;
 pub mod output;
