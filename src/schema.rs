@@ -5,6 +5,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::Value;
 
 use crate::config::raw::{AgentYaml, ContextYaml, HooksYaml, ImportedToolsYaml};
+use crate::hooks::{HookContext, HookControl};
 
 /// Every schema as `(file name under schemas/, schema)`.
 pub fn all() -> Vec<(&'static str, Value)> {
@@ -19,6 +20,8 @@ pub fn all() -> Vec<(&'static str, Value)> {
             "imported-tools.schema.json",
             root::<ImportedToolsYaml>(None),
         ),
+        ("hook-context.schema.json", root::<HookContext>(None)),
+        ("hook-control.schema.json", root::<HookControl>(None)),
     ]
 }
 

@@ -5,5 +5,6 @@
 mod effects;
 mod failures;
 mod protocol;
+mod schemas;
 mod secrets;
 mod support;
