@@ -2,6 +2,7 @@
 //! directories (files and environment a hook sees, step numbering, effects, failures).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod code_reviewer;
 mod effects;
 mod failures;
 mod protocol;
