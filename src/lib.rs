@@ -6,7 +6,10 @@
 //! that journal before every LLM call. The modules follow the specification's own nouns; the
 //! `delta` binary only parses arguments and calls into them.
 
+pub mod cli;
 pub mod config;
+pub mod context;
+pub mod engine;
 pub mod hooks;
 pub mod journal;
 pub mod llm;

@@ -1,3 +1,18 @@
-//! The `delta` command line.
+//! The `delta` command line: parse the arguments, run the command, exit with its code.
+//!
+//! Everything else lives in `delta_engine::cli`; this file is the one place where an
+//! error is printed and turned into the process's exit code.
 
-fn main() {}
+use std::process::ExitCode;
+
+use delta_engine::cli;
+
+fn main() -> ExitCode {
+    match cli::run() {
+        Ok(exit) => exit.into(),
+        Err(error) => {
+            cli::report(&error);
+            error.exit().into()
+        }
+    }
+}

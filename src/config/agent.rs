@@ -65,6 +65,10 @@ pub struct AgentFile {
 
 /// Parse and check the text of an agent.yaml (or config.yaml) named `file`.
 pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigError> {
+    if yaml::is_blank(text) {
+        return Err(ConfigError::new(file, "the agent file is empty")
+            .help("give at least `name: my-agent` and `llm: {model: gpt-4o}`"));
+    }
     let raw: AgentYaml = yaml::parse(text, file)?;
     let keys: TopLevelKeys = yaml::parse(text, file)?;
     let warnings = keys

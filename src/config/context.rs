@@ -10,8 +10,9 @@ use serde_saphyr::Spanned;
 use super::error::{ConfigError, sanitize};
 use super::hooks::DEFAULT_TIMEOUT_MS;
 use super::raw::{ContextYaml, GeneratorYaml, SourceYaml};
-use super::vars::Vars;
+use super::vars::{engine_vars, resolve_path};
 use super::{suggest, yaml};
+use crate::tool::EngineVars;
 
 /// The validated context recipe: sources in priority order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,8 +120,12 @@ pub fn parse_context_yaml(
     agent_home: &Path,
     cwd: &Path,
 ) -> Result<ContextManifest, ConfigError> {
+    if yaml::is_blank(text) {
+        return Err(ConfigError::new(file, "context.yaml is empty")
+            .help("list the context sources under `sources:`, e.g. `sources: [{type: journal}]`"));
+    }
     let raw: ContextYaml = yaml::parse(text, file)?;
-    let vars = Vars::new(agent_home, cwd);
+    let vars = engine_vars(agent_home, cwd);
     let sources = raw
         .sources
         .into_iter()
@@ -132,7 +137,7 @@ pub fn parse_context_yaml(
 fn validate_source(
     source: Spanned<SourceYaml>,
     file: &Path,
-    vars: &Vars,
+    vars: &EngineVars,
     agent_home: &Path,
 ) -> Result<ContextSource, ConfigError> {
     let at = source.referenced;
@@ -191,7 +196,8 @@ fn validate_source(
     Ok(match kind {
         Kind::File => ContextSource::File {
             id: source.id,
-            path: vars.path(
+            path: resolve_path(
+                vars,
                 &source.path.ok_or_else(|| missing("path"))?.value,
                 agent_home,
             ),
@@ -204,7 +210,8 @@ fn validate_source(
                 file,
                 vars,
             )?,
-            output_path: vars.path(
+            output_path: resolve_path(
+                vars,
                 &source
                     .output_path
                     .ok_or_else(|| missing("output_path"))?
@@ -232,7 +239,7 @@ fn validate_source(
 fn generator(
     generator: Spanned<GeneratorYaml>,
     file: &Path,
-    vars: &Vars,
+    vars: &EngineVars,
 ) -> Result<Generator, ConfigError> {
     let GeneratorYaml {
         command,
@@ -253,7 +260,11 @@ fn generator(
         Some(timeout) => timeout.value,
     };
     Ok(Generator {
-        command: command.value.iter().map(|arg| vars.expand(arg)).collect(),
+        command: command
+            .value
+            .iter()
+            .map(|arg| vars.substitute(arg))
+            .collect(),
         timeout_ms,
     })
 }

@@ -64,68 +64,8 @@ impl ConfigError {
     /// is recovered from the source line the error points at; it only makes the message
     /// friendlier and is omitted when the line does not look like `key: value`.
     pub(crate) fn from_yaml(file: &Path, text: &str, err: &serde_saphyr::Error) -> Self {
-        let original = original_error(err);
         let location = err.location().unwrap_or(Location::UNKNOWN);
-        let key = key_before(text, location);
-        let for_key = key.map(|k| format!(" for `{k}`")).unwrap_or_default();
-        let (message, help) =
-            if let serde_saphyr::Error::SerdeUnknownField {
-                field, expected, ..
-            } = original
-            {
-                unknown_key(field, expected)
-            } else if let serde_saphyr::Error::SerdeUnknownVariant {
-                variant, expected, ..
-            } = original
-            {
-                unknown_value(variant, &for_key, expected)
-            } else if let serde_saphyr::Error::SerdeMissingField { field, .. } = original {
-                (
-                    format!("missing required key `{field}`"),
-                    Some(format!("add `{field}:` to this mapping")),
-                )
-            } else if let serde_saphyr::Error::DuplicateMappingKey { key: Some(k), .. } = original {
-                (
-                    format!("duplicate key `{}`", sanitize(k)),
-                    Some("a key may appear only once in a mapping; remove one of them".to_owned()),
-                )
-            } else if let serde_saphyr::Error::InvalidScalar { ty, .. } = original {
-                let found = scalar_at(text, location)
-                    .map(|found| format!(", found `{}`", sanitize(&found)))
-                    .unwrap_or_default();
-                (
-                    format!(
-                        "invalid value{for_key}: expected {}{found}",
-                        describe_scalar(ty)
-                    ),
-                    None,
-                )
-            } else if let serde_saphyr::Error::Unexpected { expected, .. } = original {
-                (
-                    format!(
-                        "invalid value{for_key}: expected {}",
-                        describe_node(expected)
-                    ),
-                    None,
-                )
-            } else if let serde_saphyr::Error::ExternalMessage { msg, .. } = original {
-                let help = if msg.contains("tab") {
-                    "YAML does not allow tabs for indentation; indent with spaces"
-                } else {
-                    "check the indentation, quotes and brackets at this position"
-                };
-                (
-                    format!("invalid YAML syntax: {}", sanitize(msg)),
-                    Some(help.to_owned()),
-                )
-            } else {
-                let text = sanitize(&UserMessageFormatter.format_message(original));
-                if is_value_error(original) && !for_key.is_empty() {
-                    (format!("invalid value{for_key}: {text}"), None)
-                } else {
-                    (text, None)
-                }
-            };
+        let (message, help) = explain(original_error(err), text, location);
         let mut error = Self::new(file, message).at(location);
         error.help = help;
         error
@@ -152,6 +92,76 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+/// The message and help for a serde-saphyr error located at `location` in `text`.
+///
+/// The error enum is `#[non_exhaustive]`: the variants we can word better are picked out
+/// one by one, and everything else keeps serde-saphyr's own user-facing wording.
+fn explain(
+    original: &serde_saphyr::Error,
+    text: &str,
+    location: Location,
+) -> (String, Option<String>) {
+    let key = key_before(text, location);
+    let for_key = key.map(|k| format!(" for `{k}`")).unwrap_or_default();
+    if let serde_saphyr::Error::SerdeUnknownField {
+        field, expected, ..
+    } = original
+    {
+        unknown_key(field, expected)
+    } else if let serde_saphyr::Error::SerdeUnknownVariant {
+        variant, expected, ..
+    } = original
+    {
+        unknown_value(variant, &for_key, expected)
+    } else if let serde_saphyr::Error::SerdeMissingField { field, .. } = original {
+        (
+            format!("missing required key `{field}`"),
+            Some(format!("add `{field}:` to this mapping")),
+        )
+    } else if let serde_saphyr::Error::DuplicateMappingKey { key: Some(k), .. } = original {
+        (
+            format!("duplicate key `{}`", sanitize(k)),
+            Some("a key may appear only once in a mapping; remove one of them".to_owned()),
+        )
+    } else if let serde_saphyr::Error::InvalidScalar { ty, .. } = original {
+        let found = scalar_at(text, location)
+            .map(|found| format!(", found `{}`", sanitize(&found)))
+            .unwrap_or_default();
+        (
+            format!(
+                "invalid value{for_key}: expected {}{found}",
+                describe_scalar(ty)
+            ),
+            None,
+        )
+    } else if let serde_saphyr::Error::Unexpected { expected, .. } = original {
+        (
+            format!(
+                "invalid value{for_key}: expected {}",
+                describe_node(expected)
+            ),
+            None,
+        )
+    } else if let serde_saphyr::Error::ExternalMessage { msg, .. } = original {
+        let help = if msg.contains("tab") {
+            "YAML does not allow tabs for indentation; indent with spaces"
+        } else {
+            "check the indentation, quotes and brackets at this position"
+        };
+        (
+            format!("invalid YAML syntax: {}", sanitize(msg)),
+            Some(help.to_owned()),
+        )
+    } else {
+        let text = sanitize(&UserMessageFormatter.format_message(original));
+        if is_value_error(original) && !for_key.is_empty() {
+            (format!("invalid value{for_key}: {text}"), None)
+        } else {
+            (text, None)
+        }
+    }
+}
 
 /// "unknown key `x`; did you mean `y`?" plus the list of valid keys.
 pub(crate) fn unknown_key(key: &str, valid: &[&str]) -> (String, Option<String>) {
@@ -205,7 +215,13 @@ fn scalar_at(text: &str, location: Location) -> Option<String> {
     let line_index = usize::try_from(location.line()).ok()?.checked_sub(1)?;
     let column = usize::try_from(location.column()).ok()?.checked_sub(1)?;
     let rest: String = text.lines().nth(line_index)?.chars().skip(column).collect();
-    let value = rest.split(" #").next()?.trim();
+    // Stop at a comment and, inside a flow collection, at the next item or closing bracket.
+    let value = rest
+        .split([',', ']', '}'])
+        .next()?
+        .split(" #")
+        .next()?
+        .trim();
     let short = value.chars().count() <= 40 && !value.is_empty();
     short.then(|| value.to_owned())
 }
@@ -239,7 +255,12 @@ fn key_before(text: &str, location: Location) -> Option<String> {
     let column = usize::try_from(location.column()).ok()?.checked_sub(1)?;
     let line = text.lines().nth(line_index)?;
     let before: String = line.chars().take(column).collect();
-    let before = before.trim_end().strip_suffix(':')?;
+    // A value points past the colon; an empty (null) value points at the colon itself.
+    let before = match before.trim_end().strip_suffix(':') {
+        Some(key) => key,
+        None if line.chars().nth(column) == Some(':') => before.as_str(),
+        None => return None,
+    };
     let key = before
         .rsplit(|c: char| c.is_whitespace() || c == '{' || c == ',')
         .next()?
@@ -340,6 +361,20 @@ mod tests {
         assert_eq!(
             err.message,
             "invalid value for `name`: expected a single value, not a list or mapping"
+        );
+    }
+
+    #[test]
+    fn null_values_and_flow_values_name_key_and_value() {
+        let err = render("name:\n");
+        assert_eq!(
+            err.message,
+            "invalid value for `name`: null is not allowed here"
+        );
+        let err = render("{name: a, temperature: warm, mode: skip}\n");
+        assert_eq!(
+            err.message,
+            "invalid value for `temperature`: expected a number, found `warm`"
         );
     }
 

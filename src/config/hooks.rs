@@ -6,8 +6,9 @@ use std::path::Path;
 
 use super::error::{ConfigError, sanitize};
 use super::raw::{HookMap, HooksYaml};
-use super::vars::Vars;
+use super::vars::engine_vars;
 use super::{suggest, yaml};
+use crate::tool::EngineVars;
 
 /// Timeout of a hook (and of a context generator) when none is configured.
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -140,11 +141,11 @@ pub fn parse_hooks_yaml(
     cwd: &Path,
 ) -> Result<Hooks, ConfigError> {
     let map: HooksYaml = yaml::parse(text, file)?;
-    from_map(map, file, &Vars::new(agent_home, cwd))
+    from_map(map, file, &engine_vars(agent_home, cwd))
 }
 
 /// Validate a hook map read from `file`.
-pub(crate) fn from_map(map: HookMap, file: &Path, vars: &Vars) -> Result<Hooks, ConfigError> {
+pub(crate) fn from_map(map: HookMap, file: &Path, vars: &EngineVars) -> Result<Hooks, ConfigError> {
     let mut specs = BTreeMap::new();
     let mut seen: BTreeMap<HookName, String> = BTreeMap::new();
     for (key, hook) in map.entries {
@@ -184,7 +185,11 @@ pub(crate) fn from_map(map: HookMap, file: &Path, vars: &Vars) -> Result<Hooks, 
             }
             Some(timeout) => timeout.value,
         };
-        let command = command.value.iter().map(|arg| vars.expand(arg)).collect();
+        let command = command
+            .value
+            .iter()
+            .map(|arg| vars.substitute(arg))
+            .collect();
         specs.insert(
             name,
             HookSpec {

@@ -8,8 +8,9 @@ use serde_saphyr::{Location, Spanned};
 
 use super::error::{ConfigError, sanitize};
 use super::raw::ImportedToolsYaml;
-use super::vars::Vars;
+use super::vars::resolve_path;
 use super::yaml;
+use crate::tool::EngineVars;
 use crate::tool::ToolDef;
 
 /// A tool definition and where it was written.
@@ -37,7 +38,7 @@ pub fn parse_imported_yaml(text: &str, file: &Path) -> Result<ImportedToolsYaml,
 pub(crate) struct Importer<'a> {
     home: &'a Path,
     roots: Vec<PathBuf>,
-    vars: &'a Vars,
+    vars: &'a EngineVars,
     /// Files being imported, outermost first: (canonical path, name shown in messages).
     stack: Vec<(PathBuf, String)>,
     tools: Vec<ToolSource>,
@@ -57,12 +58,12 @@ impl<'a> Importer<'a> {
         home: &'a Path,
         config_file: &Path,
         import_roots: &[Spanned<String>],
-        vars: &'a Vars,
+        vars: &'a EngineVars,
     ) -> Result<Self, ConfigError> {
         let roots = import_roots
             .iter()
             .map(|root| {
-                let path = vars.path(&root.value, home);
+                let path = resolve_path(vars, &root.value, home);
                 let canonical = path.canonicalize().ok().filter(|p| p.is_dir());
                 canonical.ok_or_else(|| {
                     ConfigError::new(
@@ -173,7 +174,7 @@ impl<'a> Importer<'a> {
     /// imports of a symlinked file are relative to where its target lives.
     fn resolve(&self, file: &Path, import: &Spanned<String>) -> Result<PathBuf, ConfigError> {
         let base = file.parent().unwrap_or(self.home);
-        let path = self.vars.path(&import.value, base);
+        let path = resolve_path(self.vars, &import.value, base);
         let error = |message: String| ConfigError::new(file, message).at(import.referenced);
         let written = sanitize(&import.value);
         let canonical = path.canonicalize().map_err(|err| {

@@ -27,7 +27,6 @@ pub use imports::parse_imported_yaml;
 
 use crate::tool::{EngineVars, ToolSpec};
 use imports::{Importer, ToolSource};
-use vars::Vars;
 
 /// A loaded, validated agent: everything the engine needs to start a run.
 #[derive(Debug, Clone)]
@@ -68,7 +67,7 @@ const DEFAULT_SYSTEM_PROMPT: &str = "system_prompt.md";
 pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
     let (home, config_file, mut warnings) = locate(path)?;
     let cwd = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-    let vars = Vars::new(&home, &cwd);
+    let vars = vars::engine_vars(&home, &cwd);
 
     let text = yaml::read(&config_file)?;
     let file = parse_agent_yaml(&text, &config_file)?;
@@ -77,14 +76,10 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
     let importer = Importer::new(&home, &config_file, &file.import_roots, &vars)?;
     let imported = importer.run(&config_file, &file.imports, file.tools)?;
     warnings.extend(imported.warnings);
-    let engine_vars = EngineVars {
-        agent_home: home.clone(),
-        cwd: cwd.clone(),
-    };
     let tools = imported
         .tools
         .iter()
-        .map(|tool| expand_tool(tool, &engine_vars))
+        .map(|tool| expand_tool(tool, &vars))
         .collect::<Result<_, _>>()?;
 
     let system_prompt = system_prompt(&home, &config_file, file.system_prompt.as_ref(), &vars)?;
@@ -194,10 +189,10 @@ fn system_prompt(
     home: &Path,
     config_file: &Path,
     configured: Option<&serde_saphyr::Spanned<String>>,
-    vars: &Vars,
+    vars: &EngineVars,
 ) -> Result<PathBuf, ConfigError> {
     let written = configured.map_or(DEFAULT_SYSTEM_PROMPT, |s| s.value.as_str());
-    let path = vars.path(written, home);
+    let path = vars::resolve_path(vars, written, home);
     if path.is_file() {
         return Ok(path);
     }

@@ -19,6 +19,13 @@ pub(crate) fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, C
         .map_err(|err| ConfigError::from_yaml(file, text, &err))
 }
 
+/// Whether `text` holds no YAML at all (only blank lines and comments).
+pub(crate) fn is_blank(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .all(|line| line.is_empty() || line.starts_with('#'))
+}
+
 /// Read a configuration file as UTF-8 text.
 pub(crate) fn read(file: &Path) -> Result<String, ConfigError> {
     let bytes = std::fs::read(file).map_err(|err| {

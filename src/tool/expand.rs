@@ -39,6 +39,33 @@ pub struct EngineVars {
     pub cwd: PathBuf,
 }
 
+impl EngineVars {
+    /// Replaces every `${AGENT_HOME}` and `${CWD}` in `text` by its value, touching no
+    /// other text: for argv elements written by the user (`command:` arrays of tools,
+    /// hooks and context generators), where any other `${…}` belongs to someone else.
+    pub fn substitute(&self, text: &str) -> String {
+        // One pass, so that a value containing `${CWD}` is not substituted again.
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let tail = &rest[start..];
+            if let Some(after) = tail.strip_prefix("${AGENT_HOME}") {
+                out.push_str(&self.agent_home.to_string_lossy());
+                rest = after;
+            } else if let Some(after) = tail.strip_prefix("${CWD}") {
+                out.push_str(&self.cwd.to_string_lossy());
+                rest = after;
+            } else {
+                out.push_str("${");
+                rest = &tail[2..];
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
 /// Validates `def` and expands it into the internal form.
 pub fn expand(def: &ToolDef, vars: &EngineVars) -> Result<ToolSpec, ToolError> {
     check_tool_name(&def.name)?;
@@ -244,16 +271,9 @@ fn expand_command(argv: &[String], vars: &EngineVars) -> Result<Vec<CommandPart>
         }
         Some(_) => {}
     }
-    let agent_home = vars.agent_home.to_string_lossy();
-    let cwd = vars.cwd.to_string_lossy();
     Ok(argv
         .iter()
-        .map(|arg| {
-            CommandPart::Literal(
-                arg.replace("${AGENT_HOME}", &agent_home)
-                    .replace("${CWD}", &cwd),
-            )
-        })
+        .map(|arg| CommandPart::Literal(vars.substitute(arg)))
         .collect())
 }
 
@@ -430,4 +450,22 @@ fn command_params(def: &ToolDef, explicit: &[ParamDef]) -> Result<Vec<ParamSpec>
         }
     }
     Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[rstest::rstest]
+    #[case("${AGENT_HOME}/x ${CWD}", "/a/${CWD}/x /w")]
+    #[case("${HOME} $CWD ${CWD:raw} ${", "${HOME} $CWD ${CWD:raw} ${")]
+    #[case("${${CWD}}", "${/w}")]
+    #[case("é${CWD}é", "é/wé")]
+    fn substitutes_only_engine_variables_once(#[case] text: &str, #[case] expected: &str) {
+        let vars = EngineVars {
+            agent_home: PathBuf::from("/a/${CWD}"),
+            cwd: PathBuf::from("/w"),
+        };
+        assert_eq!(vars.substitute(text), expected);
+    }
 }

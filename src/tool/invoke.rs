@@ -1,6 +1,6 @@
 //! Turns the model's arguments for a tool call into an argv array and optional standard
 //! input. Values are placed whole into argv elements and are never parsed again (seed 003
-//! §3.8.3–3.8.5): no shell sees them except through a quoted `"$N"` in a `shell:` script.
+//! §3.8.3–3.8.5). A `shell:` script reaches them only as `$N`, quoted unless `:raw`.
 
 use serde_json::{Map, Value};
 
@@ -120,12 +120,12 @@ impl ToolSpec {
             .collect();
         // Stable: parameters without a position keep declaration order, after the others.
         appended.sort_by_key(|(_, p)| (p.position.is_none(), p.position));
-        let mut stdin = None;
-        for (index, param) in self.parameters.iter().enumerate() {
-            if param.inject_as == InjectAs::Stdin {
-                stdin.clone_from(&values[index]);
-            }
-        }
+        let stdin = self
+            .parameters
+            .iter()
+            .zip(&values)
+            .find(|(p, _)| p.inject_as == InjectAs::Stdin)
+            .and_then(|(_, value)| value.clone());
         for (index, param) in appended {
             let value = match (&values[index], self.origin) {
                 (Some(value), _) => value.clone(),

@@ -411,3 +411,20 @@ fn seed_003_tool_rejections_keep_their_message_and_point_at_the_tool() {
         assert_eq!((error.line, error.column), (Some(5), Some(5)), "{error}");
     }
 }
+
+#[test]
+fn empty_files_say_what_they_need() {
+    let dir = AgentDir::new().file("agent.yaml", "# nothing yet\n\n");
+    assert_error_snapshot!(dir);
+    let dir = AgentDir::new().file("context.yaml", "");
+    let error = dir.error();
+    assert_eq!(error.message, "context.yaml is empty");
+    assert_eq!(error.file, dir.path("context.yaml"));
+}
+
+#[test]
+fn a_null_value_names_its_key() {
+    let dir = AgentDir::new().file("hooks.yaml", "on_error:\n");
+    let error = assert_error_snapshot!(dir);
+    assert_eq!((error.line, error.column), (Some(1), Some(9)));
+}

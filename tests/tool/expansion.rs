@@ -341,6 +341,70 @@ stdin: content
         inject_as: stdin
 "#
 )]
+#[case::s3_8_3_command_test(
+    r#"
+name: command_test
+shell: "echo ${input}"
+"#,
+    r#"tools:
+  - name: command_test
+    command: ["sh", "-c", "echo \"$1\"", "--"]
+    parameters:
+      - name: input
+        type: string
+        inject_as: argument
+        position: 0
+"#
+)]
+#[case::s3_8_3_quote_test(
+    r#"
+name: quote_test
+shell: "grep ${pattern} ${file}"
+"#,
+    r#"tools:
+  - name: quote_test
+    command: ["sh", "-c", "grep \"$1\" \"$2\"", "--"]
+    parameters:
+      - name: pattern
+        type: string
+        inject_as: argument
+        position: 0
+      - name: file
+        type: string
+        inject_as: argument
+        position: 1
+"#
+)]
+#[case::s3_8_4_echo_message(
+    r#"
+name: echo_message
+exec: "echo ${msg}"
+"#,
+    r#"tools:
+  - name: echo_message
+    command: ["echo"]
+    parameters:
+      - name: msg
+        type: string
+        inject_as: argument
+        position: 0
+"#
+)]
+#[case::s3_8_5_echo_spaced(
+    r#"
+name: echo_spaced
+exec: "echo ${text}"
+"#,
+    r#"tools:
+  - name: echo_spaced
+    command: ["echo"]
+    parameters:
+      - name: text
+        type: string
+        inject_as: argument
+        position: 0
+"#
+)]
 // seed 003 §3.9
 #[case::s3_9_ap1_shell(
     r#"
@@ -406,6 +470,21 @@ stdin: pattern
         inject_as: stdin
 "#
 )]
+#[case::s3_9_ap4_good_tool(
+    r#"
+name: good_tool
+exec: "echo ${msg}"
+"#,
+    r#"tools:
+  - name: good_tool
+    command: ["echo"]
+    parameters:
+      - name: msg
+        type: string
+        inject_as: argument
+        position: 0
+"#
+)]
 #[case::s3_9_ap5_shell(
     r#"
 name: write_log
@@ -444,6 +523,36 @@ stdin: msg
         inject_as: stdin
 "#
 )]
+#[case::s3_9_ap6_wrong_without_stdin(
+    r#"
+name: write_file
+exec: "tee ${filename}"
+"#,
+    r#"tools:
+  - name: write_file
+    command: ["tee"]
+    parameters:
+      - name: filename
+        type: string
+        inject_as: argument
+        position: 0
+"#
+)]
+#[case::s3_9_ap7_bad_path(
+    r#"
+name: bad_path
+exec: "ls ${directory}"
+"#,
+    r#"tools:
+  - name: bad_path
+    command: ["ls"]
+    parameters:
+      - name: directory
+        type: string
+        inject_as: argument
+        position: 0
+"#
+)]
 #[case::s3_9_ap7_engine_variable(
     r#"
 name: list_agent_files
@@ -452,6 +561,21 @@ exec: "ls ${AGENT_HOME}/config"
     r#"tools:
   - name: list_agent_files
     command: ["ls", "/agents/demo/config"]
+"#
+)]
+#[case::s3_9_ap8_glob_in_exec(
+    r#"
+name: list_all_logs
+exec: "ls ${pattern}"
+"#,
+    r#"tools:
+  - name: list_all_logs
+    command: ["ls"]
+    parameters:
+      - name: pattern
+        type: string
+        inject_as: argument
+        position: 0
 "#
 )]
 #[case::s3_9_ap8_glob_raw(
@@ -477,6 +601,25 @@ shell: "grep ${pattern:raw} ${file}"
     r#"tools:
   - name: risky_tool
     command: ["sh", "-c", "grep $1 \"$2\"", "--"]
+    parameters:
+      - name: pattern
+        type: string
+        inject_as: argument
+        position: 0
+      - name: file
+        type: string
+        inject_as: argument
+        position: 1
+"#
+)]
+#[case::s3_9_safer_tool(
+    r#"
+name: safer_tool
+shell: "grep ${pattern} ${file}"
+"#,
+    r#"tools:
+  - name: safer_tool
+    command: ["sh", "-c", "grep \"$1\" \"$2\"", "--"]
     parameters:
       - name: pattern
         type: string
@@ -749,6 +892,18 @@ fn expands_to(#[case] yaml: &str, #[case] expected: &str) {
 #[case::t7_2_inject_as_conflict(
     r#"{name: test_param_conflict, shell: "grep ${pattern} ${file}", parameters: [{name: pattern, inject_as: stdin}]}"#,
     "Cannot override inject_as for parameter 'pattern' (inferred: argument, explicit: stdin)"
+)]
+#[case::s3_9_ap3_search_tool(
+    r#"{name: search_tool, shell: "grep ${pattern} ${file}", parameters: [{name: pattern, inject_as: stdin}]}"#,
+    "Cannot override inject_as for parameter 'pattern' (inferred: argument, explicit: stdin)"
+)]
+#[case::s3_9_ap1_count_lines(
+    r#"{name: count_lines, exec: "cat ${file} | wc -l"}"#,
+    "Shell metacharacter '|' not allowed in exec: mode. Use shell: mode or remove pipe."
+)]
+#[case::s3_9_ap2_echo_flags(
+    r#"{name: echo_flags, exec: "echo ${flags:raw}"}"#,
+    ":raw modifier is only allowed in shell: mode"
 )]
 // seed 003 §3.7.1 and seed 000 §2.2.4 bad_tool
 #[case::s3_7_1_bad_tool(

@@ -307,3 +307,93 @@ fn t7_3_undefined_parameter() {
         "Parameter 'undefined_param' not found in template"
     );
 }
+
+// --- Behaviours stated in seed 003 §3.8 and §3.9 ---
+
+#[tokio::test]
+async fn s3_8_2_empty_values_are_empty_arguments() {
+    let ws = Workspace::new();
+    let list = spec(r#"{name: list_directory, exec: "ls ${directory}"}"#);
+    let out = call(&list, json!({"directory": ""}), ws.path()).await;
+    assert_ne!(
+        out.exit_code,
+        Some(0),
+        "ls \"\" must fail, not list the directory"
+    );
+    assert!(!stdout(&out).contains("canary"));
+
+    ws.write("data.txt", "one\ntwo\n");
+    let search = spec(r#"{name: search_pattern, shell: "grep ${pattern} ${file}"}"#);
+    let out = call(
+        &search,
+        json!({"pattern": "", "file": "data.txt"}),
+        ws.path(),
+    )
+    .await;
+    assert_eq!(stdout(&out), "one\ntwo\n");
+}
+
+#[tokio::test]
+async fn s3_8_3_and_3_8_4_special_characters_and_placeholder_syntax_are_literal() {
+    let ws = Workspace::new();
+    let path = spec(r#"{name: path_test, exec: "echo ${path}"}"#);
+    let out = call(&path, json!({"path": "${HOME}/test"}), ws.path()).await;
+    assert_eq!(stdout(&out), "${HOME}/test\n");
+    let message = spec(r#"{name: echo_message, exec: "echo ${msg}"}"#);
+    let out = call(&message, json!({"msg": "Value is ${VARIABLE}"}), ws.path()).await;
+    assert_eq!(stdout(&out), "Value is ${VARIABLE}\n");
+    let echo = spec(r#"{name: echo_test, shell: "echo ${message}"}"#);
+    let out = call(&echo, json!({"message": "; rm -rf canary"}), ws.path()).await;
+    assert_eq!(stdout(&out), "; rm -rf canary\n");
+    assert!(ws.canary_intact());
+}
+
+#[tokio::test]
+async fn s3_8_5_whitespace_is_preserved() {
+    let ws = Workspace::new();
+    let write = spec(r#"{name: write_content, exec: "tee ${filename}", stdin: content}"#);
+    call(
+        &write,
+        json!({"filename": "out.txt", "content": "line1\nline2\nline3"}),
+        ws.path(),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("out.txt")).unwrap(),
+        "line1\nline2\nline3"
+    );
+    let spaced = spec(r#"{name: echo_spaced, exec: "echo ${text}"}"#);
+    let out = call(&spaced, json!({"text": "  hello  "}), ws.path()).await;
+    assert_eq!(stdout(&out), "  hello  \n");
+}
+
+#[tokio::test]
+async fn s3_9_ap8_globs_expand_only_with_raw_in_shell() {
+    let ws = Workspace::new();
+    ws.write("a.log", "");
+    ws.write("b.log", "");
+    let exec = spec(r#"{name: list_all_logs, exec: "ls ${pattern}"}"#);
+    let out = call(&exec, json!({"pattern": "*.log"}), ws.path()).await;
+    assert_ne!(
+        out.exit_code,
+        Some(0),
+        "exec: must look for a file literally named *.log"
+    );
+    let raw = spec(r#"{name: list_all_logs, shell: "ls ${pattern:raw}"}"#);
+    let out = call(&raw, json!({"pattern": "*.log"}), ws.path()).await;
+    assert_eq!(stdout(&out), "a.log\nb.log\n");
+}
+
+#[tokio::test]
+async fn s3_9_ap3_pattern_on_stdin() {
+    let ws = Workspace::new();
+    ws.write("data.txt", "alpha\nbeta\ngamma\n");
+    let tool = spec(r#"{name: search_tool, shell: "grep -f - ${file}", stdin: pattern}"#);
+    let out = call(
+        &tool,
+        json!({"file": "data.txt", "pattern": "beta\n"}),
+        ws.path(),
+    )
+    .await;
+    assert_eq!(stdout(&out), "beta\n");
+}

@@ -1,0 +1,83 @@
+//! Every way a `delta` command can fail, the exit code each maps to, and how it is shown.
+
+use std::io;
+
+use super::exit::Exit;
+use super::init::InitError;
+use super::render;
+use super::run::RunError;
+use crate::config::ConfigError;
+
+/// A failed command. Rendered once, on stderr, by [`report`].
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The command line did not parse; clap's message already says what and how to fix it.
+    #[error(transparent)]
+    Usage(#[from] clap::Error),
+    /// The agent's configuration is unusable; its `Display` is the complete diagnostic.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `delta init` could not create the agent.
+    #[error(transparent)]
+    Init(#[from] InitError),
+    /// `delta run` could not start, or could not record or report its run.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The working directory (the workspace, `${CWD}`) is gone or unreadable.
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(#[source] io::Error),
+    /// Standard output went away or failed (not a closed pipe, which ends output quietly).
+    #[error("cannot write to standard output: {0}")]
+    Stdout(#[source] io::Error),
+}
+
+impl CliError {
+    /// The exit code this error ends the process with.
+    pub fn exit(&self) -> Exit {
+        match self {
+            CliError::Usage(_) => Exit::Usage,
+            CliError::Config(_) => Exit::Config,
+            CliError::Init(error) => error.exit(),
+            CliError::Run(error) => error.exit(),
+            CliError::CurrentDir(_) | CliError::Stdout(_) => Exit::Failure,
+        }
+    }
+
+    /// How to fix it, when there is something to say beyond the message.
+    fn help(&self) -> Option<String> {
+        match self {
+            CliError::Init(error) => error.help(),
+            CliError::Run(error) => error.help(),
+            CliError::CurrentDir(_) => {
+                Some("cd into an existing directory and run the command again".into())
+            }
+            CliError::Usage(_) | CliError::Config(_) | CliError::Stdout(_) => None,
+        }
+    }
+}
+
+/// Print `error` once on stderr, in the project's diagnostic format:
+///
+/// ```text
+/// error: <what is wrong>
+///   --> <file>:<line>:<column>
+///   = help: <how to fix>
+/// ```
+pub fn report(error: &CliError) {
+    let text = match error {
+        CliError::Usage(error) => {
+            // clap renders usage errors itself (with the usage line and a hint), in colour
+            // only when stderr is a terminal and NO_COLOR is unset.
+            let _ = error.print();
+            return;
+        }
+        CliError::Config(error) => error.to_string(),
+        CliError::Init(_) | CliError::Run(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => {
+            match error.help() {
+                Some(help) => format!("error: {error}\n  = help: {help}"),
+                None => format!("error: {error}"),
+            }
+        }
+    };
+    render::stderr(&render::diagnostic(&text));
+}

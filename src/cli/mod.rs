@@ -1,0 +1,76 @@
+//! The `delta` command line: argument definitions, dispatch to one module per command, and
+//! the rendering of errors.
+//!
+//! Adding a command takes one file here (its `Args` struct with `run`) and one variant of
+//! [`Command`]. Commands return an [`Exit`] or a [`CliError`]; only `main` turns either
+//! into the process's exit code, after [`report`] has printed the error once.
+
+mod completions;
+mod error;
+mod exit;
+pub mod init;
+mod render;
+mod run;
+mod stream;
+mod tool;
+
+use clap::{Parser, Subcommand};
+
+pub use error::{CliError, report};
+pub use exit::Exit;
+
+/// `delta`: run AI agents the Unix way.
+#[derive(Debug, Parser)]
+#[command(
+    name = "delta",
+    version,
+    about = "Run AI agents the Unix way: every tool is a command, every step a journal line.",
+    long_about = "Run AI agents the Unix way.\n\n\
+        An agent is a directory: agent.yaml (model and tools), system_prompt.md and \
+        context.yaml (what the model sees). Every tool is an external command; every \
+        step of a run is appended to .delta/{run_id}/journal.jsonl in the workspace.",
+    after_help = render::examples(&[
+        ("Create an agent", "delta init my-agent -t hello-world -y"),
+        ("See exactly how its tools will be executed", "delta tool expand my-agent"),
+        ("Enable completions (bash)", "source <(delta completions bash)"),
+    ]),
+    arg_required_else_help = true,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create a new agent directory from a template.
+    Init(init::InitArgs),
+    /// Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace.
+    Run(run::RunArgs),
+    /// Inspect tool definitions: `delta tool expand` shows what each tool really runs.
+    Tool(tool::ToolArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+}
+
+/// Parse the process's arguments and run the command they name.
+///
+/// `--help` and `--version` print and succeed; any other parse failure is returned as a
+/// [`CliError::Usage`] (exit 2) so that it is reported like every other error.
+pub fn run() -> Result<Exit, CliError> {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if !error.use_stderr() => {
+            render::stdout_result(error.print())?;
+            return Ok(Exit::Success);
+        }
+        Err(error) => return Err(error.into()),
+    };
+    match cli.command {
+        Command::Init(args) => args.run(),
+        Command::Run(args) => args.run(),
+        Command::Tool(args) => args.run(),
+        Command::Completions(args) => args.run(),
+    }
+}

@@ -1,0 +1,67 @@
+//! `delta tool`: inspect tool definitions. `delta tool expand` prints the internal form
+//! that `exec:`/`shell:` sugar compiles to (seed 003 §4, §6.1).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueHint};
+
+use super::error::CliError;
+use super::exit::Exit;
+use super::render;
+use crate::{config, tool};
+
+/// Arguments of `delta tool`.
+#[derive(Debug, Args)]
+#[command(after_help = render::examples(&[
+    ("Show how an agent's tools will be executed", "delta tool expand ./my-agent"),
+]))]
+pub struct ToolArgs {
+    #[command(subcommand)]
+    command: ToolCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ToolCommand {
+    /// Print an agent's tools expanded to the internal form the engine executes.
+    Expand(ExpandArgs),
+}
+
+/// Arguments of `delta tool expand`.
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Print an agent's tools expanded to the internal form the engine executes.\n\n\
+        Loads and validates the whole agent (imports, context.yaml, hooks.yaml) as a run \
+        would, then prints on stdout, as YAML, every tool (imported ones included, after \
+        overrides) as a command array plus parameters with their injection mode and \
+        position. Configuration errors are reported on stderr and exit with code 126.",
+    after_help = render::examples(&[
+        ("An agent directory", "delta tool expand ./my-agent"),
+        ("Its agent.yaml (or a legacy config.yaml)", "delta tool expand my-agent/agent.yaml"),
+        ("Only the shell command of one tool (with yq)", "delta tool expand . | yq '.tools[] | select(.name == \"count_lines\") | .command'"),
+    ])
+)]
+struct ExpandArgs {
+    /// Agent directory, or its agent.yaml / config.yaml.
+    #[arg(value_name = "PATH", value_hint = ValueHint::AnyPath)]
+    path: PathBuf,
+}
+
+impl ToolArgs {
+    pub(super) fn run(self) -> Result<Exit, CliError> {
+        match self.command {
+            ToolCommand::Expand(args) => args.run(),
+        }
+    }
+}
+
+impl ExpandArgs {
+    fn run(self) -> Result<Exit, CliError> {
+        let cwd = std::env::current_dir().map_err(CliError::CurrentDir)?;
+        let agent = config::load_agent(&self.path, &cwd)?;
+        for warning in &agent.warnings {
+            render::warning(warning);
+        }
+        render::stdout(&tool::render_expanded(&agent.tools))?;
+        Ok(Exit::Success)
+    }
+}

@@ -1,0 +1,9 @@
+//! End-to-end tests of the `delta` binary: exit codes, stdout, stderr and files on disk.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod harness;
+
+mod basics;
+mod completions;
+mod init;
+mod tool_expand;
