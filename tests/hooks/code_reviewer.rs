@@ -1,5 +1,5 @@
-//! `examples/code-reviewer`: the agent loads as shipped, and its hook scripts keep the
-//! audit trail and enforce the path policy.
+//! `examples/code-reviewer`: the agent loads as shipped, its hook scripts keep the audit
+//! trail and enforce the path policy, and the whole agent runs against its scripted model.
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +10,8 @@ use delta_engine::run::FinalStatus;
 use rstest::rstest;
 use serde_json::{Map, Value, json};
 
+use crate::harness::Test;
+use crate::run_support::{assert_consistent, delta, mock, only_run};
 use crate::support::{Fixture, read};
 
 fn example() -> PathBuf {
@@ -145,4 +147,89 @@ async fn the_trail_records_outcomes_and_the_run_summary() {
         )),
         "{summary}"
     );
+}
+
+#[test]
+fn the_example_reviews_against_the_scripted_model_and_keeps_its_trail() {
+    let script = std::fs::read_to_string(example().join("mock-script.yaml")).unwrap();
+    let mock = mock(&script);
+    let run = delta(
+        Test::new().file("review/main.py", "print(\"hello\")\n"),
+        &mock,
+    )
+    .args(["run", "--agent"])
+    .arg(example())
+    .args([
+        "-w",
+        "review",
+        "-m",
+        "Review this project.",
+        "--format",
+        "raw",
+    ])
+    .run()
+    .code(0)
+    .stdout_is("Findings: 0 high, 0 medium, 1 low.");
+
+    let review = run.read("review/REVIEW.md");
+    assert!(review.starts_with("# Review\n"), "{review}");
+    let files = only_run(&run.path().join("review"));
+    assert_consistent(&files, "COMPLETED");
+
+    let trail: Vec<Value> = run
+        .read("review/audit/tool-calls.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let summary: Vec<(String, String, String)> = trail
+        .iter()
+        .map(|record| {
+            let call = if record["event"] == "pre_tool_execution" {
+                &record["data"]
+            } else {
+                &record["data"]["call"]
+            };
+            (
+                record["event"].as_str().unwrap().to_owned(),
+                record["decision"].as_str().unwrap().to_owned(),
+                call["tool_name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let row = |event: &str, decision: &str, tool: &str| {
+        (event.to_owned(), decision.to_owned(), tool.to_owned())
+    };
+    assert_eq!(
+        summary,
+        [
+            row("pre_tool_execution", "allowed", "list_files"),
+            row("post_tool_execution", "done", "list_files"),
+            row("pre_tool_execution", "allowed", "read_file"),
+            row("post_tool_execution", "done", "read_file"),
+            row("pre_tool_execution", "blocked", "read_file"),
+            row("post_tool_execution", "done", "read_file"),
+            row("pre_tool_execution", "allowed", "write_review"),
+            row("post_tool_execution", "done", "write_review"),
+        ]
+    );
+    assert_eq!(
+        trail[1]["data"]["result"]["observation"], "./main.py\n",
+        "the model saw the file list"
+    );
+    assert_eq!(trail[5]["data"]["result"]["status"], "ERROR");
+    let run_id = files.dir.file_name().unwrap().to_str().unwrap().to_owned();
+    let runs_log = run.read("review/audit/runs.log");
+    assert!(
+        runs_log.ends_with(&format!(
+            " run={run_id} status=COMPLETED iterations=5 tool_calls=4 blocked=1\n"
+        )),
+        "{runs_log}"
+    );
+    let statuses: Vec<Value> = files
+        .journal()
+        .into_iter()
+        .filter(|e| e["type"] == "HOOK_EXECUTION_AUDIT")
+        .map(|e| e["payload"]["status"].clone())
+        .collect();
+    assert_eq!(statuses, vec![json!("SUCCESS"); 9]);
 }
