@@ -11,6 +11,7 @@ mod harness;
 mod run_support;
 
 mod code_reviewer;
+mod docs;
 mod effects;
 mod failures;
 mod lifecycle;
