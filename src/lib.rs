@@ -16,5 +16,6 @@ pub mod llm;
 pub mod output;
 pub mod run;
 pub mod schema;
+pub mod sessions;
 pub mod tool;
 pub mod workspace;

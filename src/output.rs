@@ -11,15 +11,13 @@ mod list;
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
 use serde::{Deserialize, Serialize};
 
 pub use list::{
-    ListedStatus, RunFilter, RunListing, format_age, list_runs, render_runs_json, render_runs_raw,
-    render_runs_text,
+    ListedStatus, RunFilter, RunListing, RunListingArray, format_age, list_runs, render_runs_json,
+    render_runs_raw, render_runs_text,
 };
 
-use crate::journal::Event;
 use crate::run::{
     ErrorInfo, ErrorType, FinalStatus, InputType, InteractionRequest, Metadata, RunId, RunPaths,
     RunStateError, RunStatus, Timestamp, Usage, read_interaction_request, read_metadata,
@@ -417,34 +415,4 @@ pub fn format_duration(ms: u64) -> String {
 /// Quotes `text` for a POSIX shell when it needs it, so printed commands can be pasted.
 fn shell_quote(text: &str) -> String {
     shlex::try_quote(text).map_or_else(|_| text.to_owned(), |quoted| quoted.into_owned())
-}
-
-/// The JSON Schemas (draft 2020-12) of the run-state files, as `(file name, schema)`:
-/// `journal-event`, `metadata`, `run-result`, `list-runs` and `interaction-request`.
-///
-/// Generated for the serialization contract: a field we always write is required (and
-/// nullable where it may be null), so the schemas describe exactly what the engine writes.
-#[must_use]
-pub fn runstate_schemas() -> Vec<(&'static str, serde_json::Value)> {
-    vec![
-        ("journal-event.schema.json", schema_of::<Event>()),
-        ("metadata.schema.json", schema_of::<Metadata>()),
-        ("run-result.schema.json", schema_of::<RunResult>()),
-        (
-            "list-runs.schema.json",
-            schema_of::<list::RunListingArray>(),
-        ),
-        (
-            "interaction-request.schema.json",
-            schema_of::<InteractionRequest>(),
-        ),
-    ]
-}
-
-fn schema_of<T: JsonSchema>() -> serde_json::Value {
-    SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator()
-        .into_root_schema_for::<T>()
-        .to_value()
 }

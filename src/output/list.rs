@@ -94,7 +94,7 @@ pub struct RunListing {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
 #[schemars(title = "Delta Engine list-runs output (stdout of list-runs --format json)")]
-pub(super) struct RunListingArray(Vec<RunListing>);
+pub struct RunListingArray(Vec<RunListing>);
 
 /// Which runs `list-runs` shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use delta_engine::output::runstate_schemas;
 use delta_engine::run::{Metadata, MetadataInit, ProcessIdentity, RunId, Timestamp};
 
 /// A fixed time, so renderings and files are reproducible.
@@ -79,7 +78,7 @@ pub fn wait_for_line(child: &mut Child, marker: &str) {
 
 /// The generated schema named `name` (e.g. `run-result.schema.json`).
 pub fn schema(name: &str) -> serde_json::Value {
-    runstate_schemas()
+    delta_engine::schema::all()
         .into_iter()
         .find(|(n, _)| *n == name)
         .map(|(_, s)| s)

@@ -1,0 +1,8 @@
+//! The `delta-sessions` command: persistent shell and Python sessions for agents.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let code = delta_engine::sessions::cli::main(std::env::args_os(), &mut std::io::stdout());
+    ExitCode::from(code)
+}

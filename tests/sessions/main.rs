@@ -1,0 +1,15 @@
+//! Integration tests for `delta-sessions`: every test drives the built binary in its own
+//! temporary workspace, the way an agent's tool calls would.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+mod bash;
+mod concurrency;
+mod errors;
+mod lifecycle;
+mod other_shells;
+mod python;
+mod schemas;
+mod storage;
+mod timeouts;
