@@ -246,12 +246,6 @@ impl HookRunner {
         }
     }
 
-    /// The configured hooks.
-    #[must_use]
-    pub fn hooks(&self) -> &Hooks {
-        &self.hooks
-    }
-
     /// The step number the next invocation will get.
     #[must_use]
     pub fn next_step(&self) -> u32 {
