@@ -12,7 +12,7 @@ use super::outcome::{HookEffect, HookFailure, HookOutcome};
 use crate::config::{HookName, HookSpec, Hooks};
 use crate::journal::ActionStatus;
 use crate::llm::API_KEY_VARIABLES;
-use crate::run::{ErrorInfo, FinalStatus, RunPaths, Timestamp};
+use crate::run::{ErrorInfo, FinalStatus, RunPaths, RunStatus, Timestamp};
 use crate::tool::{ProcessOptions, ProcessOutcome, run_process};
 
 /// Variables set to the empty string in every hook's environment: hooks never see the
@@ -167,7 +167,9 @@ impl HookEvent<'_> {
                 ("TOOL_RESULT", env_text(result.observation)),
             ],
             HookEvent::OnError(error) => vec![("ERROR_MESSAGE", env_text(&error.message))],
-            HookEvent::OnRunEnd { status, .. } => vec![("RUN_STATUS", final_status(*status))],
+            HookEvent::OnRunEnd { status, .. } => {
+                vec![("RUN_STATUS", RunStatus::from(*status).as_str().to_owned())]
+            }
             HookEvent::PreLlmRequest { .. }
             | HookEvent::PostLlmResponse { .. }
             | HookEvent::OnIterationStart
@@ -184,16 +186,6 @@ fn call_json(call: &ToolCallInfo<'_>) -> Value {
         "tool_args": call.tool_args,
         "resolved_command": call.resolved_command,
     })
-}
-
-fn final_status(status: FinalStatus) -> String {
-    match status {
-        FinalStatus::Completed => "COMPLETED",
-        FinalStatus::Failed => "FAILED",
-        FinalStatus::Interrupted => "INTERRUPTED",
-        FinalStatus::WaitingForInput => "WAITING_FOR_INPUT",
-    }
-    .to_owned()
 }
 
 /// A text made fit for one environment variable: no NUL byte (the kernel cannot pass

@@ -4,12 +4,8 @@
 use std::path::Path;
 
 use delta_engine::config::HookName;
-use delta_engine::hooks::{HookEvent, ToolCallInfo, ToolResultInfo};
-use delta_engine::journal::ActionStatus;
-use delta_engine::run::{ErrorInfo, ErrorType, FinalStatus};
-use serde_json::{Map, Value, json};
 
-use crate::support::{Fixture, read};
+use crate::support::{Fixture, Samples, read};
 
 /// The ```yaml blocks of docs/hooks.md.
 fn yaml_blocks() -> Vec<String> {
@@ -43,22 +39,7 @@ async fn every_example_loads_and_the_one_liners_work() {
     );
     let fx = Fixture::new();
     std::fs::write(fx.paths.journal(), "").unwrap();
-    let args: Map<String, Value> = json!({"path": "a.txt"}).as_object().unwrap().clone();
-    let call = ToolCallInfo {
-        action_id: "act-1",
-        tool_call_id: "call_1",
-        tool_name: "read_file",
-        tool_args: &args,
-        resolved_command: Some("cat a.txt"),
-    };
-    let result = ToolResultInfo {
-        status: ActionStatus::Success,
-        exit_code: Some(0),
-        observation: "hello",
-    };
-    let error = ErrorInfo::new(ErrorType::LlmError, "HTTP 500");
-    let request = json!({"messages": []});
-    let body = b"{\n  \"id\": \"chatcmpl-1\"\n}";
+    let samples = Samples::new();
     let mut ran = Vec::new();
     for block in &blocks {
         let hooks = fx.hooks(block);
@@ -69,21 +50,7 @@ async fn every_example_loads_and_the_one_liners_work() {
             {
                 continue;
             }
-            let event = match name {
-                HookName::PreLlmRequest => HookEvent::PreLlmRequest { request: &request },
-                HookName::PostLlmResponse => HookEvent::PostLlmResponse { body },
-                HookName::PreToolExecution => HookEvent::PreToolExecution(call),
-                HookName::PostToolExecution => HookEvent::PostToolExecution(call, result),
-                HookName::OnError => HookEvent::OnError(&error),
-                HookName::OnRunEnd => HookEvent::OnRunEnd {
-                    status: FinalStatus::Completed,
-                    error: None,
-                    result: None,
-                },
-                HookName::OnIterationStart => HookEvent::OnIterationStart,
-                HookName::OnIterationEnd => HookEvent::OnIterationEnd,
-            };
-            let outcome = fx.runner(block).run(4, event).await.unwrap();
+            let outcome = fx.runner(block).run(4, samples.event(name)).await.unwrap();
             let meta = fx
                 .paths
                 .dir()

@@ -10,7 +10,7 @@ use delta_engine::journal::{
 };
 use serde_json::json;
 
-use crate::support::{Fixture, read};
+use crate::support::{Fixture, process_gone, read};
 
 #[tokio::test]
 async fn a_hook_exiting_non_zero_is_audited_warned_and_its_output_ignored() {
@@ -51,16 +51,6 @@ exit 3"#,
         read(&meta.join("stderr.log")),
         "cannot reach the summarizer\n"
     );
-}
-
-/// Whether `pid` is gone: no such process, or a zombie waiting for its new parent.
-fn process_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ use crate::harness::Test;
 use crate::run_support::{
     API_KEY, RunFiles, assert_consistent, assert_no_secret, delta, mock, only_run, wait_until,
 };
+use crate::support::every_hook_runs;
 
 const AGENT: &str = r#"
 name: hooked
@@ -31,26 +32,10 @@ const LOG_HOOK: &str = r#"printf '%s %s %s %s\n' "$DELTA_HOOK_NAME" "$ITERATION_
 { echo "== $DELTA_HOOK_NAME"; env; } >> env.log
 "#;
 
-fn hooks_yaml() -> String {
-    [
-        "pre_llm_request",
-        "post_llm_response",
-        "pre_tool_execution",
-        "post_tool_execution",
-        "on_error",
-        "on_run_end",
-        "on_iteration_start",
-        "on_iteration_end",
-    ]
-    .iter()
-    .map(|hook| format!("{hook}:\n  command: [sh, \"${{AGENT_HOME}}/log.sh\"]\n"))
-    .collect()
-}
-
 fn hooked_agent() -> Test {
     Test::new()
         .agent("agent", AGENT)
-        .file("agent/hooks.yaml", &hooks_yaml())
+        .file("agent/hooks.yaml", &every_hook_runs("log.sh"))
         .file("agent/log.sh", LOG_HOOK)
 }
 

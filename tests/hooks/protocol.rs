@@ -7,7 +7,7 @@ use delta_engine::journal::{ActionStatus, EventPayload, HookExecutionAudit, Hook
 use delta_engine::run::{ErrorInfo, ErrorType, FinalStatus};
 use serde_json::{Map, Value, json};
 
-use crate::support::{Fixture, RUN_ID, env_value, read, read_json};
+use crate::support::{Fixture, RUN_ID, env_value, every_hook_runs, read, read_json};
 
 /// Copies what the hook sees into its `output/` directory.
 const DUMP: &str = r#"
@@ -18,22 +18,6 @@ ls "${DELTA_HOOK_IO_PATH}input" > "$out/input.txt"
 echo "to stdout"
 echo "to stderr" >&2
 "#;
-
-fn all_hooks_yaml() -> String {
-    [
-        "pre_llm_request",
-        "post_llm_response",
-        "pre_tool_execution",
-        "post_tool_execution",
-        "on_error",
-        "on_run_end",
-        "on_iteration_start",
-        "on_iteration_end",
-    ]
-    .iter()
-    .map(|hook| format!("{hook}:\n  command: [sh, \"${{AGENT_HOME}}/dump.sh\"]\n"))
-    .collect()
-}
 
 fn args() -> Map<String, Value> {
     json!({"directory": "src"}).as_object().unwrap().clone()
@@ -89,7 +73,7 @@ fn with(mut base: Map<String, Value>, fields: Value) -> Value {
 async fn a_tool_hook_sees_its_files_environment_and_workspace() {
     let fx = Fixture::new();
     fx.script("dump.sh", DUMP);
-    let mut runner = fx.runner(&all_hooks_yaml());
+    let mut runner = fx.runner(&every_hook_runs("dump.sh"));
     let args = args();
 
     let outcome = runner
@@ -176,7 +160,7 @@ async fn a_tool_hook_sees_its_files_environment_and_workspace() {
 async fn the_request_hook_gets_the_request_under_both_names() {
     let fx = Fixture::new();
     fx.script("dump.sh", DUMP);
-    let mut runner = fx.runner(&all_hooks_yaml());
+    let mut runner = fx.runner(&every_hook_runs("dump.sh"));
     let request = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
 
     let outcome = runner
@@ -201,7 +185,7 @@ async fn the_request_hook_gets_the_request_under_both_names() {
 async fn the_response_hook_gets_the_body_byte_for_byte() {
     let fx = Fixture::new();
     fx.script("dump.sh", DUMP);
-    let mut runner = fx.runner(&all_hooks_yaml());
+    let mut runner = fx.runner(&every_hook_runs("dump.sh"));
     let body = b"{\"choices\": [ {\"message\": {\"content\": \"ok\"}} ]}";
 
     runner
@@ -217,7 +201,7 @@ async fn the_response_hook_gets_the_body_byte_for_byte() {
 async fn the_post_tool_hook_gets_the_result_in_payload_and_environment() {
     let fx = Fixture::new();
     fx.script("dump.sh", DUMP);
-    let mut runner = fx.runner(&all_hooks_yaml());
+    let mut runner = fx.runner(&every_hook_runs("dump.sh"));
     let args = args();
     let result = ToolResultInfo {
         status: ActionStatus::Failed,
@@ -312,7 +296,7 @@ async fn a_huge_tool_result_is_cut_in_the_environment_and_whole_in_the_payload()
 async fn the_error_hook_gets_the_error() {
     let fx = Fixture::new();
     fx.script("dump.sh", DUMP);
-    let mut runner = fx.runner(&all_hooks_yaml());
+    let mut runner = fx.runner(&every_hook_runs("dump.sh"));
     let error = ErrorInfo::new(ErrorType::LlmError, "HTTP 500 from the LLM API")
         .with_details("after 3 attempts");
 
@@ -344,7 +328,7 @@ async fn the_error_hook_gets_the_error() {
 async fn the_run_end_hook_gets_the_status_and_result() {
     let fx = Fixture::new();
     fx.script("dump.sh", DUMP);
-    let mut runner = fx.runner(&all_hooks_yaml());
+    let mut runner = fx.runner(&every_hook_runs("dump.sh"));
     let result = json!({"answer": 42});
 
     runner
@@ -381,7 +365,7 @@ async fn the_run_end_hook_gets_the_status_and_result() {
 async fn iteration_hooks_have_a_context_and_no_payload() {
     let fx = Fixture::new();
     fx.script("dump.sh", DUMP);
-    let mut runner = fx.runner(&all_hooks_yaml());
+    let mut runner = fx.runner(&every_hook_runs("dump.sh"));
 
     runner.run(5, HookEvent::OnIterationStart).await.unwrap();
     runner.run(5, HookEvent::OnIterationEnd).await.unwrap();
@@ -408,7 +392,7 @@ async fn iteration_hooks_have_a_context_and_no_payload() {
 async fn steps_increase_across_hooks_and_continue_after_existing_directories() {
     let fx = Fixture::new();
     fx.script("dump.sh", "true");
-    let yaml = all_hooks_yaml();
+    let yaml = every_hook_runs("dump.sh");
     let request = json!({"model": "m", "messages": []});
     let mut runner = fx.runner(&yaml);
     assert_eq!(runner.next_step(), 1);
@@ -474,7 +458,7 @@ async fn aliases_run_under_the_canonical_name() {
 async fn a_successful_hook_is_audited_without_a_warning() {
     let fx = Fixture::new();
     fx.script("dump.sh", "true");
-    let mut runner = fx.runner(&all_hooks_yaml());
+    let mut runner = fx.runner(&every_hook_runs("dump.sh"));
 
     let outcome = runner.run(1, HookEvent::OnIterationEnd).await.unwrap();
 

@@ -2,13 +2,11 @@
 //! output never fail the run; each is audited FAILED and warned about, and a timed-out
 //! hook is killed with its children.
 
-use nix::errno::Errno;
-use nix::sys::signal::kill;
-use nix::unistd::Pid;
 use serde_json::{Value, json};
 
 use crate::harness::Test;
 use crate::run_support::{assert_consistent, delta, mock, only_run, wait_until};
+use crate::support::process_gone;
 
 const AGENT: &str = r#"
 name: resilient
@@ -99,15 +97,6 @@ fn failing_hooks_are_audited_and_warned_and_the_run_completes() {
     let pids: Vec<i32> = pids.lines().map(|pid| pid.parse().unwrap()).collect();
     assert_eq!(pids.len(), 2);
     for pid in pids {
-        wait_until("the hook's child to be gone", || {
-            kill(Pid::from_raw(pid), None) == Err(Errno::ESRCH) || is_zombie(pid)
-        });
+        wait_until("the hook's child to be gone", || process_gone(pid));
     }
-}
-
-fn is_zombie(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-    })
 }

@@ -3,13 +3,12 @@
 
 use std::path::PathBuf;
 
-use delta_engine::hooks::{HookControl, HookEvent, ToolCallInfo, ToolResultInfo};
-use delta_engine::journal::ActionStatus;
-use delta_engine::run::{ErrorInfo, ErrorType, FinalStatus};
+use delta_engine::config::HookName;
+use delta_engine::hooks::HookControl;
 use rstest::rstest;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::support::{Fixture, read_json};
+use crate::support::{Fixture, Samples, every_hook_runs, read_json};
 
 fn validator(name: &str) -> jsonschema::Validator {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -22,52 +21,11 @@ fn validator(name: &str) -> jsonschema::Validator {
 async fn every_context_json_written_matches_the_schema() {
     let fx = Fixture::new();
     fx.script("hook.sh", "true");
-    let yaml: String = [
-        "pre_llm_request",
-        "post_llm_response",
-        "pre_tool_execution",
-        "post_tool_execution",
-        "on_error",
-        "on_run_end",
-        "on_iteration_start",
-        "on_iteration_end",
-    ]
-    .iter()
-    .map(|hook| format!("{hook}:\n  command: [sh, \"${{AGENT_HOME}}/hook.sh\"]\n"))
-    .collect();
-    let mut runner = fx.runner(&yaml);
-    let request = json!({"messages": []});
-    let args: Map<String, Value> = json!({"a": 1}).as_object().unwrap().clone();
-    let call = ToolCallInfo {
-        action_id: "act",
-        tool_call_id: "call",
-        tool_name: "t",
-        tool_args: &args,
-        resolved_command: None,
-    };
-    let result = ToolResultInfo {
-        status: ActionStatus::Error,
-        exit_code: None,
-        observation: "blocked",
-    };
-    let error = ErrorInfo::new(ErrorType::EngineError, "broken context");
-    let events = [
-        HookEvent::OnIterationStart,
-        HookEvent::PreLlmRequest { request: &request },
-        HookEvent::PostLlmResponse { body: b"{}" },
-        HookEvent::PreToolExecution(call),
-        HookEvent::PostToolExecution(call, result),
-        HookEvent::OnError(&error),
-        HookEvent::OnIterationEnd,
-        HookEvent::OnRunEnd {
-            status: FinalStatus::Failed,
-            error: Some(&error),
-            result: None,
-        },
-    ];
+    let mut runner = fx.runner(&every_hook_runs("hook.sh"));
+    let samples = Samples::new();
     let schema = validator("hook-context.schema.json");
-    for event in events {
-        let outcome = runner.run(1, event).await.unwrap();
+    for hook in HookName::ALL {
+        let outcome = runner.run(1, samples.event(hook)).await.unwrap();
         let context = read_json(
             &fx.paths
                 .dir()

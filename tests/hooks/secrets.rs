@@ -4,12 +4,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use delta_engine::hooks::{HookEvent, ToolCallInfo, ToolResultInfo};
-use delta_engine::journal::ActionStatus;
-use delta_engine::run::{ErrorInfo, ErrorType, FinalStatus};
-use serde_json::{Map, Value, json};
+use delta_engine::config::HookName;
 
-use crate::support::Fixture;
+use crate::support::{Fixture, Samples, every_hook_runs};
 
 const SECRET: &str = "sk-hooks-test-0123456789abcdef";
 /// Set for the child test process: where to put its fixture.
@@ -89,50 +86,10 @@ env
 env >&2
 cat "${DELTA_HOOK_IO_PATH}input/"*"#,
     );
-    let yaml: String = [
-        "pre_llm_request",
-        "post_llm_response",
-        "pre_tool_execution",
-        "post_tool_execution",
-        "on_error",
-        "on_run_end",
-        "on_iteration_start",
-        "on_iteration_end",
-    ]
-    .iter()
-    .map(|hook| format!("{hook}:\n  command: [sh, \"${{AGENT_HOME}}/dump.sh\"]\n"))
-    .collect();
-    let mut runner = fx.runner(&yaml);
-    let request = json!({"model": "m", "messages": []});
-    let args: Map<String, Value> = json!({"path": "."}).as_object().unwrap().clone();
-    let call = ToolCallInfo {
-        action_id: "act",
-        tool_call_id: "call",
-        tool_name: "list_files",
-        tool_args: &args,
-        resolved_command: Some("ls ."),
-    };
-    let result = ToolResultInfo {
-        status: ActionStatus::Success,
-        exit_code: Some(0),
-        observation: "a.txt",
-    };
-    let error = ErrorInfo::new(ErrorType::LlmError, "HTTP 401");
-    for event in [
-        HookEvent::OnIterationStart,
-        HookEvent::PreLlmRequest { request: &request },
-        HookEvent::PostLlmResponse { body: b"{}" },
-        HookEvent::PreToolExecution(call),
-        HookEvent::PostToolExecution(call, result),
-        HookEvent::OnError(&error),
-        HookEvent::OnIterationEnd,
-        HookEvent::OnRunEnd {
-            status: FinalStatus::Completed,
-            error: None,
-            result: None,
-        },
-    ] {
-        let outcome = runner.run(1, event).await.unwrap();
+    let mut runner = fx.runner(&every_hook_runs("dump.sh"));
+    let samples = Samples::new();
+    for hook in HookName::ALL {
+        let outcome = runner.run(1, samples.event(hook)).await.unwrap();
         assert!(outcome.result.is_ok(), "{outcome:?}");
     }
     // Leave the files for the parent to search; it owns (and removes) the directory.

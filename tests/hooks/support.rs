@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use delta_engine::config::{Hooks, parse_hooks_yaml};
-use delta_engine::hooks::HookRunner;
-use delta_engine::run::{RunId, RunPaths, create_run};
-use serde_json::Value;
+use delta_engine::config::{HookName, Hooks, parse_hooks_yaml};
+use delta_engine::hooks::{HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
+use delta_engine::journal::ActionStatus;
+use delta_engine::run::{ErrorInfo, ErrorType, FinalStatus, RunId, RunPaths, create_run};
+use serde_json::{Map, Value, json};
 use tempfile::TempDir;
 
 pub const RUN_ID: &str = "hooks-test-run";
@@ -88,4 +89,81 @@ pub fn read_json(path: &Path) -> Value {
 pub fn env_value<'a>(env: &'a str, name: &str) -> Option<&'a str> {
     env.lines()
         .find_map(|line| line.strip_prefix(name)?.strip_prefix('='))
+}
+
+/// A hooks.yaml that runs `sh ${AGENT_HOME}/SCRIPT` at every hook point.
+pub fn every_hook_runs(script: &str) -> String {
+    HookName::ALL
+        .iter()
+        .map(|hook| {
+            format!(
+                "{}:\n  command: [sh, \"${{AGENT_HOME}}/{script}\"]\n",
+                hook.as_str()
+            )
+        })
+        .collect()
+}
+
+/// Whether `pid` is gone: no such process, or a zombie waiting for its new parent.
+pub fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Plausible data for every hook point.
+pub struct Samples {
+    request: Value,
+    args: Map<String, Value>,
+    error: ErrorInfo,
+}
+
+impl Samples {
+    pub fn new() -> Self {
+        Self {
+            request: json!({"model": "m", "messages": []}),
+            args: json!({"path": "a.txt"}).as_object().unwrap().clone(),
+            error: ErrorInfo::new(ErrorType::LlmError, "HTTP 500"),
+        }
+    }
+
+    pub fn call(&self) -> ToolCallInfo<'_> {
+        ToolCallInfo {
+            action_id: "act-1",
+            tool_call_id: "call_1",
+            tool_name: "read_file",
+            tool_args: &self.args,
+            resolved_command: Some("cat a.txt"),
+        }
+    }
+
+    /// The event of `hook`, as the engine would raise it.
+    pub fn event(&self, hook: HookName) -> HookEvent<'_> {
+        let result = ToolResultInfo {
+            status: ActionStatus::Success,
+            exit_code: Some(0),
+            observation: "hello",
+        };
+        match hook {
+            HookName::PreLlmRequest => HookEvent::PreLlmRequest {
+                request: &self.request,
+            },
+            HookName::PostLlmResponse => HookEvent::PostLlmResponse {
+                body: b"{\n  \"id\": \"chatcmpl-1\"\n}",
+            },
+            HookName::PreToolExecution => HookEvent::PreToolExecution(self.call()),
+            HookName::PostToolExecution => HookEvent::PostToolExecution(self.call(), result),
+            HookName::OnError => HookEvent::OnError(&self.error),
+            HookName::OnRunEnd => HookEvent::OnRunEnd {
+                status: FinalStatus::Completed,
+                error: None,
+                result: None,
+            },
+            HookName::OnIterationStart => HookEvent::OnIterationStart,
+            HookName::OnIterationEnd => HookEvent::OnIterationEnd,
+        }
+    }
 }
