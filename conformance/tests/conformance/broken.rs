@@ -78,6 +78,8 @@ fn exit_zero_on_failure_fails_the_failure_scenarios() {
         &[
             "format-json-failed-run",
             "format-raw-empty-on-failure",
+            "hooks-on-error-and-run-end-on-failure",
+            "hooks-on-run-end-after-budget",
             "llm-401-fails-the-run",
             "llm-malformed-body-fails",
             "max-iterations-budget",
@@ -115,4 +117,17 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "v17-7.3-undefined-parameter",
         ],
     );
+}
+
+/// hooks.yaml ignored: every hook scenario fails, and no other.
+#[test]
+fn an_engine_without_hooks_fails_the_hook_scenarios() {
+    let names = scenarios_without_tag(Some("slow"));
+    let must_fail: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|name| name.starts_with("hooks-"))
+        .collect();
+    assert_eq!(must_fail.len(), 7);
+    check("no-hooks.sh", &must_fail);
 }
