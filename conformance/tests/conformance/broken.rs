@@ -49,11 +49,17 @@ fn values_spliced_into_the_shell_script_fail_the_injection_scenarios() {
 }
 
 /// A journal line without `seq`: every scenario whose run writes a journal of two lines
-/// or more fails its schema check; configuration rejections write none.
+/// or more fails its schema check; configuration rejections write none, and neither do
+/// scenarios that only drive delta-sessions.
 #[test]
 fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
     let no_journal = [
         "run-id-invalid-refused",
+        "sessions-bash-state-persists",
+        "sessions-errors-are-json",
+        "sessions-exec-timeout",
+        "sessions-json-contract",
+        "sessions-python-state-persists",
         "v17-1.1-exec-rejects-pipe",
         "v17-1.2-exec-rejects-redirect",
         "v17-3.2-raw-rejected-in-exec",
