@@ -104,6 +104,9 @@ pub enum LlmError {
         status: u16,
         /// The server's own message (`error.message` of an OpenAI error body).
         message: String,
+        /// The body of that answer as received (the API key redacted), for the
+        /// invocation's `response.json`.
+        body: Box<[u8]>,
         attempts: Vec<AttemptRecord>,
     },
 
@@ -118,6 +121,9 @@ pub enum LlmError {
         reason: String,
         /// The start of the body, lossily decoded.
         excerpt: String,
+        /// The whole body as received (the API key redacted), for the invocation's
+        /// `response.json`.
+        body: Box<[u8]>,
         /// Failed attempts before the one that returned this body.
         attempts: Vec<AttemptRecord>,
     },
@@ -127,6 +133,18 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The body of the server's answer when the call failed on one (an error status, a
+    /// malformed 2xx); `None` when no answer arrived (connection failure, timeout) or no
+    /// request was made.
+    pub fn response_body(&self) -> Option<&[u8]> {
+        match self {
+            LlmError::Http { body, .. } | LlmError::MalformedResponse { body, .. } => Some(body),
+            LlmError::Unreachable { .. } | LlmError::Timeout { .. } | LlmError::Setup { .. } => {
+                None
+            }
+        }
+    }
+
     /// The failed attempts, in order, for the engine's log.
     pub fn attempts(&self) -> &[AttemptRecord] {
         match self {

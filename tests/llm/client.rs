@@ -725,3 +725,117 @@ fn calls_can_be_spawned_on_a_multithreaded_runtime() {
     assert_send(client.complete(BODY));
     assert_send(client.complete_observed(BODY, |_| {}));
 }
+
+/// The invocation's `response.json` keeps the body a call failed on, byte for byte.
+#[tokio::test]
+async fn a_failed_call_carries_the_body_it_failed_on_exactly() {
+    let body = " {\"error\": {\"message\": \"bad model\"}}\n\t";
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        ResponseTemplate::new(400).set_body_string(body),
+        None,
+    )
+    .await;
+    let error = server_client(&server, settings(3))
+        .complete(BODY)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LlmError::Http { status: 400, .. }),
+        "{error}"
+    );
+    assert_eq!(error.response_body(), Some(body.as_bytes()));
+
+    let garbage = b"\xff<html>\n502 Bad Gateway</html>";
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        ResponseTemplate::new(200).set_body_bytes(garbage.to_vec()),
+        None,
+    )
+    .await;
+    let error = server_client(&server, settings(3))
+        .complete(BODY)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LlmError::MalformedResponse { .. }),
+        "{error}"
+    );
+    assert_eq!(error.response_body(), Some(&garbage[..]));
+}
+
+/// After retries, the body is that of the last answer.
+#[tokio::test]
+async fn a_call_failing_after_retries_carries_the_last_answer() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        ResponseTemplate::new(500).set_body_string("first"),
+        Some(1),
+    )
+    .await;
+    mount(
+        &server,
+        ResponseTemplate::new(503).set_body_string("second"),
+        None,
+    )
+    .await;
+    let error = server_client(&server, settings(2))
+        .complete(BODY)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LlmError::Http { status: 503, .. }),
+        "{error}"
+    );
+    assert_eq!(error.response_body(), Some(&b"second"[..]));
+}
+
+/// Nothing arrived, so there is no body to keep.
+#[tokio::test]
+async fn a_call_that_got_no_answer_carries_no_body() {
+    let (base_url, _) = closing_server().await;
+    let error = client(&base_url, Some(KEY), settings(2))
+        .complete(BODY)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, LlmError::Unreachable { .. }), "{error}");
+    assert_eq!(error.response_body(), None);
+}
+
+/// The key is never written to a file, so a body echoing it is kept with the key redacted.
+#[tokio::test]
+async fn an_echoed_key_is_redacted_from_kept_bodies() {
+    let echo = format!("invalid key {KEY}.");
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        ResponseTemplate::new(401).set_body_string(echo.clone()),
+        None,
+    )
+    .await;
+    let error = server_client(&server, settings(1))
+        .complete(BODY)
+        .await
+        .unwrap_err();
+    assert_eq!(error.response_body(), Some(&b"invalid key [redacted]."[..]));
+
+    let mut completion = completion_json();
+    completion["id"] = json!(echo);
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        ResponseTemplate::new(200).set_body_json(completion),
+        None,
+    )
+    .await;
+    let answer = server_client(&server, settings(1))
+        .complete(BODY)
+        .await
+        .unwrap();
+    let raw = String::from_utf8(answer.raw_body).unwrap();
+    assert!(raw.contains("\"invalid key [redacted].\""), "{raw}");
+    assert!(!raw.contains(KEY), "{raw}");
+}
