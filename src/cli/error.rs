@@ -6,6 +6,7 @@ use super::exit::Exit;
 use super::init::InitError;
 use super::render;
 use crate::config::ConfigError;
+use crate::output::OutputError;
 
 /// A failed command. Rendered once, on stderr, by [`report`].
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +20,9 @@ pub enum CliError {
     /// `delta init` could not create the agent.
     #[error(transparent)]
     Init(#[from] InitError),
+    /// Runs could not be listed or a run's result could not be read back.
+    #[error(transparent)]
+    Output(#[from] OutputError),
     /// The working directory (the workspace, `${CWD}`) is gone or unreadable.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(#[source] io::Error),
@@ -34,7 +38,7 @@ impl CliError {
             CliError::Usage(_) => Exit::Usage,
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
-            CliError::CurrentDir(_) | CliError::Stdout(_) => Exit::Failure,
+            CliError::Output(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => Exit::Failure,
         }
     }
 
@@ -45,7 +49,10 @@ impl CliError {
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
             }
-            CliError::Usage(_) | CliError::Config(_) | CliError::Stdout(_) => None,
+            CliError::Usage(_)
+            | CliError::Config(_)
+            | CliError::Output(_)
+            | CliError::Stdout(_) => None,
         }
     }
 }
@@ -66,10 +73,12 @@ pub fn report(error: &CliError) {
             return;
         }
         CliError::Config(error) => error.to_string(),
-        CliError::Init(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => match error.help() {
-            Some(help) => format!("error: {error}\n  = help: {help}"),
-            None => format!("error: {error}"),
-        },
+        CliError::Init(_) | CliError::Output(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => {
+            match error.help() {
+                Some(help) => format!("error: {error}\n  = help: {help}"),
+                None => format!("error: {error}"),
+            }
+        }
     };
     render::stderr(&render::diagnostic(&text));
 }

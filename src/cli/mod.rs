@@ -9,6 +9,7 @@ mod completions;
 mod error;
 mod exit;
 pub mod init;
+mod list_runs;
 mod render;
 mod tool;
 
@@ -44,6 +45,8 @@ pub struct Cli {
 enum Command {
     /// Create a new agent directory from a template.
     Init(init::InitArgs),
+    /// List the runs of a workspace, most recently updated first.
+    ListRuns(list_runs::ListRunsArgs),
     /// Inspect tool definitions: `delta tool expand` shows what each tool really runs.
     Tool(tool::ToolArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -65,6 +68,7 @@ pub fn run() -> Result<Exit, CliError> {
     };
     match cli.command {
         Command::Init(args) => args.run(),
+        Command::ListRuns(args) => args.run(),
         Command::Tool(args) => args.run(),
         Command::Completions(args) => args.run(),
     }
