@@ -11,6 +11,7 @@ pub mod config;
 pub mod journal;
 pub mod llm;
 pub mod output;
+pub mod resume;
 pub mod run;
 pub mod schema;
 pub mod sessions;
