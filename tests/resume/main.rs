@@ -1,0 +1,10 @@
+//! `delta continue`, the Janitor, `ask_human` and `delta list-runs`: the library's takeover
+//! on hand-made run directories, and the `delta` binary end to end against mock-llm.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod fixture;
+#[path = "../cli/harness.rs"]
+#[allow(dead_code)]
+mod harness;
+mod list_runs;
+mod takeover;
