@@ -1,0 +1,115 @@
+//! Finding what the runner needs when the command line does not say: the repository's
+//! `fixtures/` and `schemas/` (searched upwards from the runner's own executable, then from
+//! the current directory) and programs (next to the runner, then on `PATH`).
+
+use std::path::{Path, PathBuf};
+
+/// The first ancestor of the runner's directory, then of the current directory, holding
+/// `rel` for which `accept` holds; returns `ancestor/rel`.
+pub fn find_upwards(rel: &str, accept: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let cwd = std::env::current_dir().ok();
+    [exe_dir, cwd]
+        .into_iter()
+        .flatten()
+        .flat_map(|start| {
+            start
+                .ancestors()
+                .map(|dir| dir.join(rel))
+                .collect::<Vec<_>>()
+        })
+        .find(|candidate| accept(candidate))
+}
+
+/// The `fixtures/` directory with a `scenarios/` subdirectory.
+pub fn default_fixtures() -> Option<PathBuf> {
+    find_upwards("fixtures", |dir| dir.join("scenarios").is_dir())
+}
+
+/// The `schemas/` directory holding at least one `*.schema.json`.
+pub fn default_schemas() -> Option<PathBuf> {
+    find_upwards("schemas", |dir| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.ends_with(crate::schemas::SUFFIX))
+            })
+        })
+    })
+}
+
+/// A program next to the runner's executable, else on `PATH`.
+pub fn sibling_or_on_path(name: &str) -> Option<PathBuf> {
+    let sibling = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
+        .filter(|path| is_executable(path));
+    sibling.or_else(|| on_path(name))
+}
+
+/// A program on `PATH`.
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        let path = PathBuf::from(name);
+        return is_executable(&path).then_some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The implementation's command line with relative paths made absolute: every word that
+/// names an existing file or directory relative to the current directory (e.g.
+/// `dist/index.js` in `node dist/index.js`). Scenarios run in their own directories, where
+/// relative paths would no longer resolve; bare program names (`node`) stay for `PATH`.
+pub fn absolutize_command(words: &[String]) -> Vec<String> {
+    let cwd = std::env::current_dir().ok();
+    words
+        .iter()
+        .map(|word| match &cwd {
+            Some(cwd)
+                if word.contains('/')
+                    && !word.starts_with('-')
+                    && Path::new(word).is_relative()
+                    && cwd.join(word).exists() =>
+            {
+                cwd.join(word).to_string_lossy().into_owned()
+            }
+            Some(_) | None => word.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_are_found_on_path() {
+        assert!(on_path("sh").is_some());
+        assert!(on_path("no-such-program-delta-conformance").is_none());
+    }
+
+    #[test]
+    fn existing_relative_paths_become_absolute() {
+        let cwd = std::env::current_dir().unwrap();
+        let words: Vec<String> = ["sh", "src/lib.rs", "--flag", "missing/x.js"]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let abs = absolutize_command(&words);
+        assert_eq!(abs[0], "sh");
+        assert_eq!(abs[1], cwd.join("src/lib.rs").to_string_lossy());
+        assert_eq!(abs[2..], words[2..]);
+    }
+}

@@ -1,0 +1,390 @@
+//! The `delta-conformance` command line: `run`, `validate` and `list`. This is the one
+//! place that prints and turns outcomes into exit codes (0 success, 1 failed scenarios or
+//! violations, 2 usage or setup errors).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use delta_conformance::report;
+use delta_conformance::runner::RunnerConfig;
+use delta_conformance::schemas::{self, SchemaSet};
+use delta_conformance::suite::{self, Selection};
+use delta_conformance::{locate, validate};
+
+/// Black-box conformance runner for Delta Engine implementations.
+///
+/// Runs the scenarios of fixtures/scenarios/ against any implementation's command line,
+/// each in its own temporary directory with its own mock-llm, and checks exit codes,
+/// output, journals, metadata (against schemas/), files and canaries.
+#[derive(Debug, Parser)]
+#[command(name = "delta-conformance", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Run scenarios against an implementation.
+    Run(RunArgs),
+    /// Validate files (journals, metadata.json, RunResult JSON, agent.yaml …) against schemas/.
+    Validate(ValidateArgs),
+    /// List the scenarios with their tags and seed references.
+    List(ListArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct Locations {
+    /// The fixtures directory (holding scenarios/ and agents/). Default: the repository's
+    /// fixtures/, searched upwards from this executable, then from the current directory.
+    #[arg(long, value_name = "DIR")]
+    fixtures: Option<PathBuf>,
+    /// The JSON Schema directory. Default: the repository's schemas/, searched like
+    /// --fixtures.
+    #[arg(long, value_name = "DIR")]
+    schemas: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// The command that starts the implementation, split like a shell would
+    /// (e.g. "target/debug/delta" or "node dist/index.js").
+    #[arg(long = "impl", value_name = "COMMAND")]
+    implementation: String,
+    /// Run only scenarios with this tag (repeatable: any of them).
+    #[arg(long, value_name = "TAG")]
+    tag: Vec<String>,
+    /// Leave out scenarios with this tag (repeatable), e.g. `slow`.
+    #[arg(long, value_name = "TAG")]
+    exclude_tag: Vec<String>,
+    /// Run only scenarios whose name contains this text.
+    #[arg(long, value_name = "NAME")]
+    filter: Option<String>,
+    /// How many scenarios run at once. Default: the number of CPUs.
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Report format on stdout (with json and junit, progress goes to stderr).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Keep every scenario's directory (failures show where).
+    #[arg(long)]
+    keep: bool,
+    /// Seconds a step may run before it is killed (a scenario step may set its own).
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    timeout_secs: u64,
+    /// The mock-llm program. Default: next to this executable, else on PATH.
+    #[arg(long, value_name = "PATH")]
+    mock_llm: Option<PathBuf>,
+    /// Pass this environment variable through to the implementation (repeatable; PATH
+    /// always is).
+    #[arg(long, value_name = "NAME")]
+    pass_env: Vec<String>,
+    #[command(flatten)]
+    locations: Locations,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// A line per scenario, then a summary per tag.
+    Text,
+    /// The report as one JSON document.
+    Json,
+    /// JUnit XML.
+    Junit,
+}
+
+#[derive(Debug, clap::Args)]
+struct ValidateArgs {
+    /// The files.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// What the files are: journal, metadata, run-result, list-runs, agent, context,
+    /// hooks, imported-tools, scenario, mock-script … (any NAME with a
+    /// schemas/NAME.schema.json). Default: told from each file's name.
+    #[arg(long)]
+    kind: Option<String>,
+    /// The JSON Schema directory (default: as for `run`).
+    #[arg(long, value_name = "DIR")]
+    schemas: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct ListArgs {
+    /// Only scenarios with this tag (repeatable).
+    #[arg(long, value_name = "TAG")]
+    tag: Vec<String>,
+    /// Leave out scenarios with this tag (repeatable).
+    #[arg(long, value_name = "TAG")]
+    exclude_tag: Vec<String>,
+    /// Only scenarios whose name contains this text.
+    #[arg(long, value_name = "NAME")]
+    filter: Option<String>,
+    #[command(flatten)]
+    locations: Locations,
+}
+
+/// A failure already worded for the user, with its exit code.
+struct Fatal {
+    message: String,
+    help: Option<String>,
+}
+
+impl Fatal {
+    fn new(message: impl Into<String>, help: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            help: Some(help.into()),
+        }
+    }
+}
+
+const EXIT_FAILED: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Cmd::Run(args) => run(args),
+        Cmd::Validate(args) => validate_files(&args),
+        Cmd::List(args) => list(&args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(fatal) => {
+            let mut text = format!("error: {}\n", fatal.message);
+            if let Some(help) = fatal.help {
+                text.push_str(&format!("  = help: {help}\n"));
+            }
+            let _ignored = std::io::stderr().write_all(text.as_bytes());
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`| head`) ends the output quietly.
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ignored = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}
+
+fn err(text: &str) {
+    let _ignored = std::io::stderr().write_all(text.as_bytes());
+}
+
+fn schema_set(dir: Option<&Path>) -> Result<SchemaSet, Fatal> {
+    let dir = match dir {
+        Some(dir) => dir.to_path_buf(),
+        None => locate::default_schemas().ok_or_else(|| {
+            Fatal::new(
+                "cannot find the schemas/ directory",
+                "pass --schemas DIR (the repository's schemas/)",
+            )
+        })?,
+    };
+    SchemaSet::load(&dir).map_err(|e| Fatal::new(e.to_string(), "pass --schemas DIR"))
+}
+
+fn fixtures_dir(dir: Option<&Path>) -> Result<PathBuf, Fatal> {
+    match dir {
+        Some(dir) => Ok(dir.to_path_buf()),
+        None => locate::default_fixtures().ok_or_else(|| {
+            Fatal::new(
+                "cannot find the fixtures/ directory",
+                "pass --fixtures DIR (the repository's fixtures/, holding scenarios/ and agents/)",
+            )
+        }),
+    }
+}
+
+fn load_selected(
+    locations: &Locations,
+    schemas: &SchemaSet,
+    selection: &Selection,
+) -> Result<(PathBuf, Vec<delta_conformance::scenario::LoadedScenario>), Fatal> {
+    let fixtures = fixtures_dir(locations.fixtures.as_deref())?;
+    let all = suite::load_dir(&fixtures.join("scenarios"), schemas).map_err(|e| {
+        let help = match &e {
+            suite::SuiteError::Scenario(inner) => inner.help(),
+            suite::SuiteError::ReadDir { .. } => "pass --fixtures DIR",
+            suite::SuiteError::DuplicateName { .. } => "rename one of them",
+            suite::SuiteError::MockScript { .. } => "see schemas/mock-script.schema.json",
+        };
+        Fatal::new(e.to_string(), help)
+    })?;
+    let selected = selection.apply(all);
+    if selected.is_empty() {
+        return Err(Fatal::new(
+            "no scenario matches the selection",
+            "check --tag and --filter against `delta-conformance list`",
+        ));
+    }
+    Ok((fixtures, selected))
+}
+
+fn run(args: RunArgs) -> Result<u8, Fatal> {
+    let words = shlex::split(&args.implementation)
+        .filter(|w| !w.is_empty())
+        .ok_or_else(|| {
+            Fatal::new(
+                format!("cannot split --impl {:?} into words", args.implementation),
+                "quote it like a shell command, e.g. --impl \"node dist/index.js\"",
+            )
+        })?;
+    let implementation = locate::absolutize_command(&words);
+    let schemas = schema_set(args.locations.schemas.as_deref())?;
+    schemas.require(schemas::RUNNER_KINDS).map_err(|e| {
+        Fatal::new(
+            e.to_string(),
+            "the runner validates journals, metadata.json, RunResult and list-runs output; pass --schemas DIR with all four",
+        )
+    })?;
+    let selection = Selection {
+        tags: args.tag.clone(),
+        exclude_tags: args.exclude_tag.clone(),
+        filter: args.filter.clone(),
+    };
+    let (fixtures, selected) = load_selected(&args.locations, &schemas, &selection)?;
+    let mock_llm = match &args.mock_llm {
+        Some(path) => path.clone(),
+        None => locate::sibling_or_on_path("mock-llm").ok_or_else(|| {
+            Fatal::new(
+                "cannot find mock-llm next to delta-conformance or on PATH",
+                "build it (`cargo build -p mock-llm`) or pass --mock-llm PATH",
+            )
+        })?,
+    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
+    let config = RunnerConfig {
+        implementation,
+        mock_llm,
+        fixtures,
+        schemas: Arc::new(schemas),
+        step_timeout: Duration::from_secs(args.timeout_secs),
+        keep: args.keep,
+        pass_env: args.pass_env.clone(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Fatal::new(
+                format!("cannot start the async runtime: {e}"),
+                "check the system's limits",
+            )
+        })?;
+    let format = args.format;
+    let report = runtime.block_on(suite::run(selected, config, jobs, |result| {
+        let line = report::live_line(result);
+        match format {
+            Format::Text => out(&line),
+            Format::Json | Format::Junit => err(&line),
+        }
+    }));
+    match format {
+        Format::Text => out(&report::summary(&report)),
+        Format::Json => out(&report::json(&report)),
+        Format::Junit => out(&report::junit(&report)),
+    }
+    Ok(if report.all_passed() { 0 } else { EXIT_FAILED })
+}
+
+fn validate_files(args: &ValidateArgs) -> Result<u8, Fatal> {
+    let schemas = schema_set(args.schemas.as_deref())?;
+    let kinds = || {
+        std::iter::once(validate::JOURNAL)
+            .chain(schemas.kinds())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(kind) = &args.kind
+        && !schemas.has(validate::schema_kind(kind))
+    {
+        return Err(Fatal::new(
+            format!(
+                "unknown kind {kind:?}: {} does not exist",
+                schemas.path_of(validate::schema_kind(kind)).display()
+            ),
+            format!("use one of: {}", kinds()),
+        ));
+    }
+    let mut report = String::new();
+    let mut bad = false;
+    for file in &args.files {
+        let kind = match &args.kind {
+            Some(kind) => kind.clone(),
+            None => validate::infer_kind(file, &schemas).ok_or_else(|| {
+                Fatal::new(
+                    format!("cannot tell what {} is from its name", file.display()),
+                    format!("pass --kind (one of: {})", kinds()),
+                )
+            })?,
+        };
+        let problems = validate::validate_file(file, &kind, &schemas)
+            .map_err(|e| Fatal::new(e.to_string(), "check the file and --kind"))?;
+        if problems.is_empty() {
+            report.push_str(&format!("{}: valid {kind}\n", file.display()));
+        }
+        for problem in &problems {
+            bad = true;
+            let line = problem.line.map(|l| format!(":{l}")).unwrap_or_default();
+            let pointer = if problem.pointer.is_empty() {
+                "(root)"
+            } else {
+                &problem.pointer
+            };
+            report.push_str(&format!(
+                "{}{line}: {pointer}: {}\n",
+                file.display(),
+                problem.message
+            ));
+        }
+    }
+    out(&report);
+    Ok(if bad { EXIT_FAILED } else { 0 })
+}
+
+fn list(args: &ListArgs) -> Result<u8, Fatal> {
+    // Listing needs no schemas; with them, inline mock scripts are checked too.
+    let schemas = match args
+        .locations
+        .schemas
+        .clone()
+        .or_else(locate::default_schemas)
+    {
+        Some(dir) => schema_set(Some(&dir))?,
+        None => SchemaSet::empty(),
+    };
+    let selection = Selection {
+        tags: args.tag.clone(),
+        exclude_tags: args.exclude_tag.clone(),
+        filter: args.filter.clone(),
+    };
+    let (_, selected) = load_selected(&args.locations, &schemas, &selection)?;
+    let width = selected
+        .iter()
+        .map(|l| l.scenario.name.len())
+        .max()
+        .unwrap_or(0);
+    let mut text = String::new();
+    for loaded in &selected {
+        let s = &loaded.scenario;
+        let skip = if s.skip.is_some() { "  (skipped)" } else { "" };
+        text.push_str(&format!(
+            "{:width$}  [{}]  {}{skip}\n",
+            s.name,
+            s.tags.join(", "),
+            s.seed.as_deref().unwrap_or("-"),
+        ));
+    }
+    text.push_str(&format!("{} scenario(s)\n", selected.len()));
+    out(&text);
+    Ok(0)
+}

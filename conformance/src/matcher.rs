@@ -1,0 +1,542 @@
+//! Matchers shared by every expectation: on text ([`TextMatch`]), on one JSON value found
+//! by a JSON pointer ([`ValueMatch`]), and on an exit code ([`ExitMatch`]).
+//!
+//! A matcher lists checks that must all hold; each failed check becomes one [`Mismatch`]
+//! saying what was expected and what was seen.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::vars::Vars;
+
+/// One failed check: the expectation in words and what was observed instead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mismatch {
+    /// What should hold, e.g. `stdout contains "done"`.
+    pub expected: String,
+    /// What was seen, quoted and shortened.
+    pub observed: String,
+}
+
+impl Mismatch {
+    /// A mismatch of `what` (e.g. `stdout`) against `check` (e.g. `contains "x"`).
+    pub fn new(what: &str, check: impl AsRef<str>, observed: impl Into<String>) -> Self {
+        Self {
+            expected: format!("{what} {}", check.as_ref()),
+            observed: observed.into(),
+        }
+    }
+}
+
+/// A single value or a list of them (`contains: x` or `contains: [x, y]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// One text.
+    One(String),
+    /// Several texts, each checked.
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    /// The texts, in order.
+    pub fn items(&self) -> &[String] {
+        match self {
+            Self::One(one) => std::slice::from_ref(one),
+            Self::Many(many) => many,
+        }
+    }
+}
+
+/// Checks on a text (stdout, stderr, a file, a log). Every given check must hold.
+/// Placeholders are substituted in every expected text first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TextMatch {
+    /// The whole text, exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<String>,
+    /// Text(s) that must each occur somewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contains: Option<OneOrMany>,
+    /// Text(s) that must not occur anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_contains: Option<OneOrMany>,
+    /// A regular expression (Rust `regex` syntax) that must match somewhere; anchor it with
+    /// `\A` and `\z` to match the whole text. Placeholder values are escaped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
+    /// `true`: the text must be empty; `false`: it must not be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty: Option<bool>,
+    /// The text must be one JSON document; each JSON pointer (`""` is the whole document)
+    /// must satisfy its matcher.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json: Option<BTreeMap<String, ValueMatch>>,
+}
+
+/// Checks on the JSON value at one pointer. Every given check must hold; unless `exists:
+/// false` is given, the value must exist.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ValueMatch {
+    /// Whether the value exists at all (`false`: the pointer must not resolve).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exists: Option<bool>,
+    /// The value, exactly (`null` included). Placeholders are substituted in its strings.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Value")]
+    pub equals: Option<Value>,
+    /// The JSON type.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_: Option<JsonType>,
+    /// A string value matching this regular expression somewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
+    /// A string value containing this text, or an array with this string as an element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contains: Option<String>,
+    /// A number at least this large.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// A number at most this large.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+}
+
+/// `Some(null)` for an explicit `equals: null`, which plain `Option<Value>` would drop.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// A JSON type, as JSON Schema names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum JsonType {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Boolean,
+    /// Any number.
+    Number,
+    /// A number without a fractional part.
+    Integer,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+impl JsonType {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Null => "null",
+            Self::Boolean => "boolean",
+            Self::Number => "number",
+            Self::Integer => "integer",
+            Self::String => "string",
+            Self::Array => "array",
+            Self::Object => "object",
+        }
+    }
+
+    fn of(value: &Value) -> &'static str {
+        match value {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        }
+    }
+
+    fn matches(self, value: &Value) -> bool {
+        let actual = Self::of(value);
+        actual == self.name() || (self == Self::Number && actual == "integer")
+    }
+}
+
+/// The expected exit code: one code, or any of several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ExitMatch {
+    /// Exactly this code.
+    Code(i32),
+    /// Any of these codes.
+    AnyOf(Vec<i32>),
+}
+
+impl ExitMatch {
+    /// Checks an exit: `Some(code)`, or `None` when a signal ended the process (`signal`
+    /// names it).
+    pub fn check(&self, code: Option<i32>, signal: Option<i32>) -> Option<Mismatch> {
+        let codes: &[i32] = match self {
+            Self::Code(code) => std::slice::from_ref(code),
+            Self::AnyOf(codes) => codes,
+        };
+        let expected = match codes {
+            [one] => format!("is {one}"),
+            many => format!(
+                "is one of {}",
+                many.iter()
+                    .map(i32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        match code {
+            Some(code) if codes.contains(&code) => None,
+            Some(code) => Some(Mismatch::new("exit code", expected, code.to_string())),
+            None => Some(Mismatch::new(
+                "exit code",
+                expected,
+                match signal {
+                    Some(signal) => format!("killed by signal {signal}"),
+                    None => "no exit code".to_string(),
+                },
+            )),
+        }
+    }
+}
+
+impl TextMatch {
+    /// Every check that fails on `text`; `what` names the text in messages.
+    pub fn check(&self, what: &str, text: &str, vars: &Vars) -> Vec<Mismatch> {
+        let mut out = Vec::new();
+        if let Some(equals) = &self.equals {
+            let expected = vars.expand(equals);
+            if text != expected {
+                out.push(Mismatch::new(
+                    what,
+                    format!("equals {}", quote(&expected)),
+                    quote(text),
+                ));
+            }
+        }
+        for needle in self.contains.iter().flat_map(OneOrMany::items) {
+            let needle = vars.expand(needle);
+            if !text.contains(&needle) {
+                out.push(Mismatch::new(
+                    what,
+                    format!("contains {}", quote(&needle)),
+                    quote(text),
+                ));
+            }
+        }
+        for needle in self.not_contains.iter().flat_map(OneOrMany::items) {
+            let needle = vars.expand(needle);
+            if text.contains(&needle) {
+                out.push(Mismatch::new(
+                    what,
+                    format!("does not contain {}", quote(&needle)),
+                    quote(text),
+                ));
+            }
+        }
+        if let Some(pattern) = &self.regex {
+            out.extend(check_regex(what, pattern, text, vars));
+        }
+        if let Some(empty) = self.empty
+            && empty != text.is_empty()
+        {
+            let check = if empty { "is empty" } else { "is not empty" };
+            out.push(Mismatch::new(what, check, quote(text)));
+        }
+        if let Some(pointers) = &self.json {
+            match serde_json::from_str::<Value>(text) {
+                Ok(document) => {
+                    for (pointer, matcher) in pointers {
+                        out.extend(matcher.check(
+                            &format!("{what} JSON"),
+                            pointer,
+                            &document,
+                            vars,
+                        ));
+                    }
+                }
+                Err(err) => out.push(Mismatch::new(
+                    what,
+                    "is one JSON document",
+                    format!("{err}: {}", quote(text)),
+                )),
+            }
+        }
+        out
+    }
+
+    /// Every regular expression in this matcher, for checking them when a scenario loads.
+    pub fn regexes(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self.regex.iter().map(String::as_str).collect();
+        for matcher in self.json.iter().flat_map(BTreeMap::values) {
+            all.extend(matcher.regex.as_deref());
+        }
+        all
+    }
+}
+
+impl ValueMatch {
+    /// Every check that fails on the value at `pointer` in `document`; `what` names the
+    /// document in messages.
+    pub fn check(&self, what: &str, pointer: &str, document: &Value, vars: &Vars) -> Vec<Mismatch> {
+        let pointer = vars.expand(pointer);
+        let at = format!(
+            "{what} {}",
+            if pointer.is_empty() {
+                "(root)"
+            } else {
+                &pointer
+            }
+        );
+        let found = document.pointer(&pointer);
+        let Some(value) = found else {
+            return if self.exists == Some(false) {
+                Vec::new()
+            } else {
+                vec![Mismatch::new(&at, "exists", "absent")]
+            };
+        };
+        let mut out = Vec::new();
+        if self.exists == Some(false) {
+            out.push(Mismatch::new(&at, "is absent", show(value)));
+        }
+        if let Some(expected) = &self.equals {
+            let expected = vars.expand_value(expected);
+            if *value != expected {
+                out.push(Mismatch::new(
+                    &at,
+                    format!("equals {}", show(&expected)),
+                    show(value),
+                ));
+            }
+        }
+        if let Some(kind) = self.type_
+            && !kind.matches(value)
+        {
+            out.push(Mismatch::new(
+                &at,
+                format!("is of type {}", kind.name()),
+                format!("{} {}", JsonType::of(value), show(value)),
+            ));
+        }
+        if let Some(pattern) = &self.regex {
+            match value {
+                Value::String(text) => out.extend(check_regex(&at, pattern, text, vars)),
+                Value::Null
+                | Value::Bool(_)
+                | Value::Number(_)
+                | Value::Array(_)
+                | Value::Object(_) => out.push(Mismatch::new(
+                    &at,
+                    format!("is a string matching /{pattern}/"),
+                    show(value),
+                )),
+            }
+        }
+        if let Some(needle) = &self.contains {
+            let needle = vars.expand(needle);
+            let holds = match value {
+                Value::String(text) => text.contains(&needle),
+                Value::Array(items) => items.iter().any(|item| item.as_str() == Some(&needle)),
+                Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_) => false,
+            };
+            if !holds {
+                out.push(Mismatch::new(
+                    &at,
+                    format!("contains {}", quote(&needle)),
+                    show(value),
+                ));
+            }
+        }
+        for (bound, limit, holds) in [
+            (
+                "at least",
+                self.min,
+                (|n, l| n >= l) as fn(f64, f64) -> bool,
+            ),
+            ("at most", self.max, |n, l| n <= l),
+        ] {
+            let Some(limit) = limit else { continue };
+            match value.as_f64() {
+                Some(number) if holds(number, limit) => {}
+                Some(_) | None => {
+                    out.push(Mismatch::new(
+                        &at,
+                        format!("is a number {bound} {limit}"),
+                        show(value),
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+fn check_regex(what: &str, pattern: &str, text: &str, vars: &Vars) -> Option<Mismatch> {
+    let expanded = vars.expand_regex(pattern);
+    match regex::Regex::new(&expanded) {
+        Ok(re) if re.is_match(text) => None,
+        Ok(_) => Some(Mismatch::new(
+            what,
+            format!("matches /{expanded}/"),
+            quote(text),
+        )),
+        Err(err) => Some(Mismatch::new(
+            what,
+            format!("matches /{expanded}/"),
+            format!("(the regular expression is invalid: {err})"),
+        )),
+    }
+}
+
+/// The longest excerpt of observed text shown in a report.
+const SHOWN_CHARS: usize = 600;
+
+/// A text quoted with escapes, its middle cut out when it is long.
+pub fn quote(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= SHOWN_CHARS {
+        return format!("{text:?}");
+    }
+    let head: String = text.chars().take(SHOWN_CHARS / 2).collect();
+    let tail: String = text.chars().skip(count - SHOWN_CHARS / 2).collect();
+    format!(
+        "{head:?} … ({} characters cut) … {tail:?}",
+        count - SHOWN_CHARS
+    )
+}
+
+/// A JSON value in compact form, shortened like [`quote`].
+pub fn show(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= SHOWN_CHARS {
+        text
+    } else {
+        quote(&text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(yaml: &str) -> TextMatch {
+        serde_saphyr::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn text_checks_all_hold_or_each_mismatch_is_reported() {
+        let vars = Vars::default();
+        let m = text("{contains: [a, b], not_contains: z, regex: '\\Aa', empty: false}");
+        assert!(m.check("stdout", "a b", &vars).is_empty());
+        let failed = m.check("stdout", "zb", &vars);
+        let expected: Vec<_> = failed.iter().map(|m| m.expected.as_str()).collect();
+        assert_eq!(
+            expected,
+            [
+                "stdout contains \"a\"",
+                "stdout does not contain \"z\"",
+                "stdout matches /\\Aa/"
+            ]
+        );
+        assert_eq!(failed[0].observed, "\"zb\"");
+    }
+
+    #[test]
+    fn json_pointers_are_checked_and_non_json_is_a_mismatch() {
+        let vars = Vars::default();
+        let m = text(
+            "json: {/status: {equals: COMPLETED}, /result: {type: object}, /error: {exists: false}}",
+        );
+        assert!(
+            m.check("stdout", r#"{"status":"COMPLETED","result":{}}"#, &vars)
+                .is_empty()
+        );
+        let failed = m.check(
+            "stdout",
+            r#"{"status":"FAILED","result":"x","error":1}"#,
+            &vars,
+        );
+        let expected: Vec<_> = failed.iter().map(|m| m.expected.as_str()).collect();
+        assert_eq!(
+            expected,
+            [
+                "stdout JSON /error is absent",
+                "stdout JSON /result is of type object",
+                "stdout JSON /status equals \"COMPLETED\"",
+            ]
+        );
+        assert_eq!(
+            m.check("stdout", "log line\n{}", &vars)[0].expected,
+            "stdout is one JSON document"
+        );
+    }
+
+    #[test]
+    fn equals_null_is_kept_and_missing_values_fail() {
+        let m: ValueMatch = serde_saphyr::from_str("{equals: null}").unwrap();
+        assert_eq!(m.equals, Some(Value::Null));
+        let vars = Vars::default();
+        assert!(m.check("doc", "/a", &json!({"a": null}), &vars).is_empty());
+        assert_eq!(
+            m.check("doc", "/b", &json!({}), &vars)[0].observed,
+            "absent"
+        );
+    }
+
+    #[test]
+    fn numbers_types_and_contains() {
+        let vars = Vars::default();
+        let m: ValueMatch = serde_saphyr::from_str("{type: integer, min: 1, max: 3}").unwrap();
+        assert!(m.check("d", "", &json!(2), &vars).is_empty());
+        assert_eq!(m.check("d", "", &json!(2.5), &vars).len(), 1);
+        assert_eq!(m.check("d", "", &json!("2"), &vars).len(), 3);
+        let number: ValueMatch = serde_saphyr::from_str("{type: number}").unwrap();
+        assert!(number.check("d", "", &json!(2), &vars).is_empty());
+        let has: ValueMatch = serde_saphyr::from_str("{contains: x}").unwrap();
+        assert!(has.check("d", "", &json!(["x", "y"]), &vars).is_empty());
+        assert!(has.check("d", "", &json!("axb"), &vars).is_empty());
+        assert_eq!(has.check("d", "", &json!(["xy"]), &vars).len(), 1);
+    }
+
+    #[test]
+    fn placeholders_expand_in_expected_values() {
+        let mut vars = Vars::default();
+        vars.set("tmp", "/t.1");
+        let m = text("{equals: '{tmp}/a', regex: '\\A{tmp}/a\\z'}");
+        assert!(m.check("f", "/t.1/a", &vars).is_empty());
+        assert_eq!(m.check("f", "/tx1/a", &vars).len(), 2);
+    }
+
+    #[test]
+    fn exit_codes_and_signals() {
+        assert_eq!(ExitMatch::Code(0).check(Some(0), None), None);
+        let any = ExitMatch::AnyOf(vec![1, 126]);
+        assert_eq!(any.check(Some(126), None), None);
+        let bad = any.check(Some(0), None).unwrap();
+        assert_eq!(bad.expected, "exit code is one of 1, 126");
+        assert_eq!(
+            ExitMatch::Code(130).check(None, Some(9)).unwrap().observed,
+            "killed by signal 9"
+        );
+    }
+
+    #[test]
+    fn long_texts_are_cut_in_the_middle() {
+        let long = "a".repeat(1000) + "END";
+        let shown = quote(&long);
+        assert!(shown.contains("characters cut"));
+        assert!(shown.ends_with("END\""));
+    }
+}

@@ -1,0 +1,526 @@
+//! Running one scenario: its throw-away directory, agent copy, mock-llm, setup files and
+//! canaries, then its steps in order (stopping at the first failing step), then the
+//! canaries.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::check::{self, StepContext, flag_value};
+use crate::exec::{self, Invocation, PlannedSignal};
+use crate::matcher::Mismatch;
+use crate::mock::{self, MockLlm};
+use crate::report::{Failure, ScenarioResult, Status};
+use crate::scenario::{Action, CanaryState, LlmEndpoint, LoadedScenario, Scenario, Step};
+use crate::schemas::SchemaSet;
+use crate::vars::Vars;
+
+/// The fake API key every implementation is given; a scenario can check that it is never
+/// written to disk (`{api_key}`).
+pub const API_KEY: &str = "sk-delta-conformance-0000000000000000";
+
+/// What every scenario run shares.
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// The implementation's command line (relative paths already made absolute).
+    pub implementation: Vec<String>,
+    /// The mock-llm program.
+    pub mock_llm: PathBuf,
+    /// The fixtures directory (holding `agents/`).
+    pub fixtures: PathBuf,
+    /// The schemas.
+    pub schemas: Arc<SchemaSet>,
+    /// The default time limit of a step.
+    pub step_timeout: Duration,
+    /// Keep each scenario's directory instead of deleting it.
+    pub keep: bool,
+    /// Variables passed through from the runner's environment (besides `PATH`).
+    pub pass_env: Vec<String>,
+}
+
+/// Runs one scenario to its result; never panics on a bad scenario or implementation.
+pub async fn run_scenario(loaded: &LoadedScenario, config: &RunnerConfig) -> ScenarioResult {
+    let started = Instant::now();
+    let scenario = &loaded.scenario;
+    let mut result = ScenarioResult {
+        name: scenario.name.clone(),
+        file: loaded.path.clone(),
+        tags: scenario.tags.clone(),
+        seed: scenario.seed.clone(),
+        status: Status::Pass,
+        reason: None,
+        failures: Vec::new(),
+        duration_ms: 0,
+        dir: None,
+    };
+    if let Some(reason) = skip_reason(scenario) {
+        result.status = Status::Skip;
+        result.reason = Some(reason);
+        return result;
+    }
+    let temp = match tempfile::Builder::new()
+        .prefix(&format!("delta-conformance-{}-", scenario.name))
+        .tempdir()
+    {
+        Ok(temp) => temp,
+        Err(err) => {
+            result.status = Status::Fail;
+            result
+                .failures
+                .push(setup_failure("a temporary directory", err.to_string()));
+            return result;
+        }
+    };
+    let root = temp
+        .path()
+        .canonicalize()
+        .unwrap_or_else(|_| temp.path().to_path_buf());
+    let failures = run_in(loaded, config, &root).await;
+    if !failures.is_empty() {
+        result.status = Status::Fail;
+        result.failures = failures;
+    }
+    if config.keep {
+        result.dir = Some(temp.keep());
+    }
+    result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    result
+}
+
+fn skip_reason(scenario: &Scenario) -> Option<String> {
+    if let Some(reason) = &scenario.skip {
+        return Some(reason.clone());
+    }
+    scenario
+        .requires
+        .iter()
+        .find(|program| crate::locate::on_path(program).is_none())
+        .map(|program| format!("`{program}` is not on PATH"))
+}
+
+fn setup_failure(what: &str, observed: String) -> Failure {
+    Failure {
+        step: None,
+        expected: format!("setup: {what}"),
+        observed,
+    }
+}
+
+/// The scenario's directories, all inside its root.
+struct Dirs {
+    root: PathBuf,
+    agent: PathBuf,
+    workspace: PathBuf,
+    home: PathBuf,
+    tmp: PathBuf,
+    runner: PathBuf,
+}
+
+impl Dirs {
+    fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            agent: root.join("agent"),
+            workspace: root.join("workspace"),
+            home: root.join("home"),
+            tmp: root.join("tmp"),
+            runner: root.join(".conformance"),
+        }
+    }
+}
+
+async fn run_in(loaded: &LoadedScenario, config: &RunnerConfig, root: &Path) -> Vec<Failure> {
+    let scenario = &loaded.scenario;
+    let dirs = Dirs::new(root);
+    let mut vars = Vars::default();
+    let path_text = |p: &Path| p.to_string_lossy().into_owned();
+    vars.set("tmp", path_text(&dirs.root));
+    vars.set("agent", path_text(&dirs.agent));
+    vars.set("workspace", path_text(&dirs.workspace));
+    vars.set("home", path_text(&dirs.home));
+    vars.set("api_key", API_KEY);
+    vars.set(
+        "impl",
+        shlex::try_join(config.implementation.iter().map(String::as_str))
+            .unwrap_or_else(|_| config.implementation.join(" ")),
+    );
+
+    for dir in [&dirs.home, &dirs.tmp, &dirs.runner] {
+        if let Err(err) = std::fs::create_dir_all(dir) {
+            return vec![setup_failure(
+                &format!("create {}", dir.display()),
+                err.to_string(),
+            )];
+        }
+    }
+    if let Err(failure) = prepare_agent(scenario, config, &dirs.agent) {
+        return vec![failure];
+    }
+    let mock = match start_llm(loaded, config, &dirs, &vars).await {
+        Ok(mock) => mock,
+        Err(failure) => return vec![failure],
+    };
+    let base_url = match &mock {
+        LlmServer::Mock(server) => server.base_url(),
+        LlmServer::Unreachable(port) => format!("http://127.0.0.1:{port}/v1"),
+    };
+    vars.set("base_url", base_url.as_str());
+    let record = match &mock {
+        LlmServer::Mock(server) => Some(server.record_file().to_path_buf()),
+        LlmServer::Unreachable(_) => None,
+    };
+    if let Err(failure) = write_setup(scenario, &dirs, &vars) {
+        stop(mock).await;
+        return vec![failure];
+    }
+
+    let mut env = base_env(config, &dirs, &base_url);
+    env.extend(
+        scenario
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), vars.expand(v))),
+    );
+    let mut failures = Vec::new();
+    for (index, step) in scenario.steps.iter().enumerate() {
+        let mismatches = run_step(step, config, &dirs, &env, record.as_deref(), &mut vars).await;
+        if !mismatches.is_empty() {
+            let label = step.label(index);
+            failures.extend(mismatches.into_iter().map(|m| Failure {
+                step: Some(label.clone()),
+                expected: m.expected,
+                observed: m.observed,
+            }));
+            break;
+        }
+    }
+    stop(mock).await;
+    // A damaged canary is worth reporting even after a failed step: it is the evidence of
+    // an injection. Whether one meant to be destroyed was is only known after every step.
+    let all_steps_ran = failures.is_empty();
+    failures.extend(check_canaries(scenario, &vars, all_steps_ran));
+    failures
+}
+
+/// What answers LLM requests.
+enum LlmServer {
+    Mock(Box<MockLlm>),
+    Unreachable(u16),
+}
+
+async fn stop(server: LlmServer) {
+    match server {
+        LlmServer::Mock(mock) => mock.stop().await,
+        LlmServer::Unreachable(_) => {}
+    }
+}
+
+/// Copies the agent fixture to `{agent}` and writes `agent_files` over it.
+fn prepare_agent(scenario: &Scenario, config: &RunnerConfig, target: &Path) -> Result<(), Failure> {
+    let Some(name) = &scenario.agent else {
+        return Ok(());
+    };
+    let source = config.fixtures.join("agents").join(name);
+    if !source.is_dir() {
+        return Err(setup_failure(
+            &format!("the agent fixture {name:?}"),
+            format!("{} is not a directory", source.display()),
+        ));
+    }
+    copy_dir(&source, target).map_err(|err| {
+        setup_failure(
+            &format!("copy {} to {}", source.display(), target.display()),
+            err.to_string(),
+        )
+    })?;
+    for (rel, content) in &scenario.agent_files {
+        let path = target.join(rel);
+        write_file(&path, content, false)
+            .map_err(|err| setup_failure(&format!("write {}", path.display()), err.to_string()))?;
+    }
+    Ok(())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            // std::fs::copy keeps the permission bits, so executable scripts stay so.
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, content: &str, executable: bool) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, content)?;
+    if executable {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+async fn start_llm(
+    loaded: &LoadedScenario,
+    config: &RunnerConfig,
+    dirs: &Dirs,
+    vars: &Vars,
+) -> Result<LlmServer, Failure> {
+    let scenario = &loaded.scenario;
+    match scenario.llm {
+        LlmEndpoint::Unreachable => mock::unused_port()
+            .map(LlmServer::Unreachable)
+            .map_err(|err| setup_failure("a free port", err.to_string())),
+        LlmEndpoint::Mock => {
+            let script = match (&scenario.mock, &scenario.mock_file) {
+                (Some(inline), _) => inline.clone(),
+                (None, Some(file)) => {
+                    let path = loaded.dir().join(file);
+                    let text = std::fs::read_to_string(&path).map_err(|err| {
+                        setup_failure(&format!("read {}", path.display()), err.to_string())
+                    })?;
+                    serde_saphyr::from_str::<Value>(&text).map_err(|err| {
+                        setup_failure(&format!("parse {}", path.display()), err.to_string())
+                    })?
+                }
+                (None, None) => serde_json::json!({"steps": []}),
+            };
+            let script_path = dirs.runner.join("mock-script.json");
+            let record_path = dirs.runner.join("requests.jsonl");
+            let text = serde_json::to_string_pretty(&vars.expand_value(&script))
+                .map_err(|err| setup_failure("serialize the mock script", err.to_string()))?;
+            std::fs::write(&script_path, text)
+                .map_err(|err| setup_failure("write the mock script", err.to_string()))?;
+            MockLlm::start(&config.mock_llm, &script_path, &record_path)
+                .await
+                .map(|server| LlmServer::Mock(Box::new(server)))
+                .map_err(|err| setup_failure("start mock-llm", err.to_string()))
+        }
+    }
+}
+
+/// A path from the scenario, with placeholders, that must stay inside `{tmp}`.
+fn inside_root(dirs: &Dirs, vars: &Vars, raw: &str) -> Result<PathBuf, Failure> {
+    let expanded = PathBuf::from(vars.expand(raw));
+    let inside = expanded.starts_with(&dirs.root)
+        && expanded
+            .components()
+            .all(|c| !matches!(c, std::path::Component::ParentDir));
+    if inside {
+        Ok(expanded)
+    } else {
+        Err(setup_failure(
+            &format!("{raw:?} is inside the scenario directory"),
+            expanded.display().to_string(),
+        ))
+    }
+}
+
+fn write_setup(scenario: &Scenario, dirs: &Dirs, vars: &Vars) -> Result<(), Failure> {
+    for file in &scenario.files {
+        let path = inside_root(dirs, vars, &file.path)?;
+        write_file(&path, &file.content, file.executable)
+            .map_err(|err| setup_failure(&format!("write {}", path.display()), err.to_string()))?;
+    }
+    for canary in &scenario.canaries {
+        let path = inside_root(dirs, vars, &canary.path)?;
+        write_file(&path, &canary_content(&path), false)
+            .map_err(|err| setup_failure(&format!("write {}", path.display()), err.to_string()))?;
+    }
+    Ok(())
+}
+
+fn canary_content(path: &Path) -> String {
+    format!("delta-conformance canary: {}\n", path.display())
+}
+
+fn check_canaries(scenario: &Scenario, vars: &Vars, all_steps_ran: bool) -> Vec<Failure> {
+    scenario
+        .canaries
+        .iter()
+        .filter(|canary| all_steps_ran || canary.expect == CanaryState::Intact)
+        .filter_map(|canary| {
+            let path = PathBuf::from(vars.expand(&canary.path));
+            let content = std::fs::read_to_string(&path).ok();
+            let (holds, expected) = match canary.expect {
+                CanaryState::Intact => (
+                    content.as_deref() == Some(canary_content(&path).as_str()),
+                    "is intact (present, content unchanged)",
+                ),
+                CanaryState::Destroyed => (!path.exists(), "was destroyed"),
+            };
+            (!holds).then(|| Failure {
+                step: None,
+                expected: format!("canary {} {expected}", path.display()),
+                observed: match content {
+                    Some(text) => format!("present: {}", crate::matcher::quote(&text)),
+                    None if path.exists() => "present, unreadable".to_string(),
+                    None => "absent".to_string(),
+                },
+            })
+        })
+        .collect()
+}
+
+fn base_env(config: &RunnerConfig, dirs: &Dirs, base_url: &str) -> Vec<(String, String)> {
+    let text = |p: &Path| p.to_string_lossy().into_owned();
+    let mut env: Vec<(String, String)> = vec![
+        ("HOME".into(), text(&dirs.home)),
+        ("TMPDIR".into(), text(&dirs.tmp)),
+        ("LC_ALL".into(), "C".into()),
+        ("NO_COLOR".into(), "1".into()),
+        ("TERM".into(), "dumb".into()),
+        ("DELTA_API_KEY".into(), API_KEY.into()),
+        ("OPENAI_API_KEY".into(), API_KEY.into()),
+        ("DELTA_BASE_URL".into(), base_url.into()),
+        ("OPENAI_BASE_URL".into(), base_url.into()),
+    ];
+    for name in std::iter::once("PATH").chain(config.pass_env.iter().map(String::as_str)) {
+        if let Ok(value) = std::env::var(name) {
+            env.push((name.to_string(), value));
+        }
+    }
+    env
+}
+
+async fn run_step(
+    step: &Step,
+    config: &RunnerConfig,
+    dirs: &Dirs,
+    env: &[(String, String)],
+    record: Option<&Path>,
+    vars: &mut Vars,
+) -> Vec<Mismatch> {
+    let action = match step.action() {
+        Ok(action) => action,
+        Err(err) => return vec![Mismatch::new("the step", "is valid", err)],
+    };
+    let (command, words, program, args) = match action {
+        Action::Impl(command, args) => {
+            let words: Vec<String> = match args.words() {
+                Ok(words) => words.iter().map(|w| vars.expand(w)).collect(),
+                Err(err) => {
+                    return vec![Mismatch::new(
+                        "the step's arguments",
+                        "split into words",
+                        err,
+                    )];
+                }
+            };
+            let Some((program, fixed)) = config.implementation.split_first() else {
+                return vec![Mismatch::new("the implementation", "is a command", "empty")];
+            };
+            let mut all: Vec<String> = fixed.to_vec();
+            all.extend(command.prefix().iter().map(ToString::to_string));
+            all.extend(words.iter().cloned());
+            (Some(command), words, program.clone(), all)
+        }
+        Action::Shell(script) => (
+            None,
+            Vec::new(),
+            "sh".to_string(),
+            vec!["-c".to_string(), vars.expand(script)],
+        ),
+    };
+    let workspace = flag_value(&words, &["-w", "--work-dir"])
+        .map(|w| dirs.root.join(w))
+        .unwrap_or_else(|| dirs.workspace.clone());
+    let delta_dir = workspace.join(".delta");
+    let before = check::run_dirs(&delta_dir);
+
+    let mut step_env = env.to_vec();
+    step_env.extend(step.env.iter().map(|(k, v)| (k.clone(), vars.expand(v))));
+    let timeout = step
+        .timeout_secs
+        .map_or(config.step_timeout, Duration::from_secs);
+    let signal = step.signal.as_ref().map(|s| PlannedSignal {
+        signal: s.signal,
+        after_lines: (s.after_requests > 0)
+            .then(|| record.map(|r| (r.to_path_buf(), s.after_requests)))
+            .flatten(),
+        delay: Duration::from_millis(s.after_ms),
+    });
+    let outcome = exec::run(Invocation {
+        program,
+        args,
+        cwd: dirs.root.clone(),
+        env: step_env,
+        stdin: step.stdin.as_ref().map(|s| vars.expand(s)),
+        timeout,
+        signal,
+    })
+    .await;
+
+    let run_dir = match command {
+        Some(c) if c.is_run() => {
+            let run_id = find_run_id(&words, &outcome.stdout, &before, &delta_dir);
+            if let Some(run_id) = &run_id {
+                vars.set("run_id", run_id.as_str());
+            }
+            // Only a plain name can be a run directory; a refused `--run-id ../x` must not
+            // send the checks outside `.delta/`.
+            run_id
+                .filter(|id| !id.contains('/') && crate::scenario::is_relative_inside(id))
+                .map(|id| delta_dir.join(id))
+                .filter(|dir| dir.is_dir())
+        }
+        Some(_) | None => None,
+    };
+    let ctx = StepContext {
+        command,
+        words: &words,
+        outcome: &outcome,
+        run_dir,
+        delta_dir,
+        record_file: record,
+        schemas: &config.schemas,
+        vars,
+        timeout,
+    };
+    let mut mismatches = check::check_step(&ctx, &step.expect);
+    if let (Some(spec), Some(note)) = (&step.signal, &outcome.signal_note)
+        && !note.ends_with("sent to the process group")
+    {
+        mismatches.push(Mismatch::new(
+            &format!("{:?}", spec.signal),
+            "is sent while the command runs",
+            note.clone(),
+        ));
+    }
+    mismatches
+}
+
+/// The run id of a `run`/`continue` step: `--run-id`, else `run_id` in JSON stdout, else
+/// the one new directory in `.delta/`.
+fn find_run_id(
+    words: &[String],
+    stdout: &str,
+    before: &[String],
+    delta_dir: &Path,
+) -> Option<String> {
+    if let Some(id) = flag_value(words, &["--run-id"]) {
+        return Some(id.to_string());
+    }
+    if let Ok(value) = serde_json::from_str::<Value>(stdout)
+        && let Some(id) = value.get("run_id").and_then(Value::as_str)
+    {
+        return Some(id.to_string());
+    }
+    let after = check::run_dirs(delta_dir);
+    let new: Vec<&String> = after.iter().filter(|d| !before.contains(d)).collect();
+    match new.as_slice() {
+        [one] => Some((*one).clone()),
+        _ => None,
+    }
+}

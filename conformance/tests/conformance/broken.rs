@@ -1,0 +1,118 @@
+//! The suite discriminates: against wrappers of the real `delta` that each break one rule
+//! (fixtures/broken/), exactly the scenarios guarding that rule fail and all others pass.
+
+use std::collections::BTreeSet;
+
+use super::support::{quoted, repo, run_suite, scenarios_without_tag, sibling};
+
+/// Scenarios tagged `slow` (waiting out retry backoff) are left out: the suite test runs
+/// them against the real implementation, and none guards what these wrappers break.
+fn check(wrapper: &str, must_fail: &[&str]) {
+    let script = repo().join("fixtures/broken").join(wrapper);
+    let implementation = format!("sh {} {}", quoted(&script), quoted(&sibling("delta")));
+    let run = run_suite(&implementation, &["--exclude-tag", "slow"]);
+    let failed: BTreeSet<&str> = run.with_status("FAIL").into_iter().collect();
+    let expected: BTreeSet<&str> = must_fail.iter().copied().collect();
+    let selected = scenarios_without_tag(Some("slow"));
+    assert_eq!(run.statuses.keys().cloned().collect::<Vec<_>>(), selected);
+    for name in &expected {
+        assert!(
+            selected.iter().any(|s| s == name),
+            "{name} is not a selected scenario"
+        );
+    }
+    assert_eq!(
+        failed,
+        expected,
+        "{wrapper}: unexpected results; failures:\n{}",
+        run.all_failures()
+    );
+    assert!(run.with_status("SKIP").is_empty());
+    assert_eq!(run.code, Some(1));
+}
+
+/// Values spliced into the `sh -c` script as text: the seed 003 shell: injection scenarios
+/// fail (semicolon, quotes, command substitution, pipe, multi-line); `:raw` ones and
+/// values without shell syntax still pass.
+#[test]
+fn values_spliced_into_the_shell_script_fail_the_injection_scenarios() {
+    check(
+        "unquoted-shell.sh",
+        &[
+            "v17-2.1-shell-semicolon",
+            "v17-2.2-shell-nested-quotes",
+            "v17-2.3-shell-command-substitution",
+            "v17-2.4-shell-pipe-in-parameter",
+            "v17-6.1-multiline-script",
+        ],
+    );
+}
+
+/// A journal line without `seq`: every scenario whose run writes a journal of two lines
+/// or more fails its schema check; configuration rejections write none.
+#[test]
+fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
+    let no_journal = [
+        "run-id-invalid-refused",
+        "v17-1.1-exec-rejects-pipe",
+        "v17-1.2-exec-rejects-redirect",
+        "v17-3.2-raw-rejected-in-exec",
+        "v17-7.2-inject-as-conflict",
+        "v17-7.3-undefined-parameter",
+    ];
+    let names = scenarios_without_tag(Some("slow"));
+    let must_fail: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !no_journal.contains(n))
+        .collect();
+    check("drop-seq.sh", &must_fail);
+}
+
+/// Exit code 0 for FAILED runs and spent budgets: every scenario expecting exit code 1
+/// fails (for this implementation that includes refusing a duplicate run id).
+#[test]
+fn exit_zero_on_failure_fails_the_failure_scenarios() {
+    check(
+        "exit0-on-failed.sh",
+        &[
+            "format-json-failed-run",
+            "format-raw-empty-on-failure",
+            "llm-401-fails-the-run",
+            "llm-malformed-body-fails",
+            "max-iterations-budget",
+            "run-id-reuse-refused",
+        ],
+    );
+}
+
+/// stderr on stdout: scenarios reading stdout as data (JSON, raw) or expecting a message
+/// on stderr fail; those checking only files, journals and exit codes pass.
+#[test]
+fn stderr_on_stdout_fails_the_output_scenarios() {
+    check(
+        "stderr-to-stdout.sh",
+        &[
+            "api-key-never-written",
+            "format-json-failed-run",
+            "format-json-run-result",
+            "format-raw-empty-on-failure",
+            "format-raw-object-compact",
+            "format-raw-string-result",
+            "llm-401-fails-the-run",
+            "llm-malformed-body-fails",
+            "max-iterations-budget",
+            "run-id-client-supplied",
+            "run-id-generated",
+            "run-id-invalid-refused",
+            "run-id-reuse-refused",
+            "stdout-holds-only-the-result",
+            "usage-sums-tokens",
+            "v17-1.1-exec-rejects-pipe",
+            "v17-1.2-exec-rejects-redirect",
+            "v17-3.2-raw-rejected-in-exec",
+            "v17-7.2-inject-as-conflict",
+            "v17-7.3-undefined-parameter",
+        ],
+    );
+}
