@@ -8,6 +8,8 @@
 
 pub mod cli;
 pub mod config;
+pub mod context;
+pub mod engine;
 pub mod journal;
 pub mod llm;
 pub mod output;

@@ -5,6 +5,7 @@ use std::io;
 use super::exit::Exit;
 use super::init::InitError;
 use super::render;
+use super::run::RunError;
 use crate::config::ConfigError;
 use crate::output::OutputError;
 
@@ -23,6 +24,9 @@ pub enum CliError {
     /// Runs could not be listed or a run's result could not be read back.
     #[error(transparent)]
     Output(#[from] OutputError),
+    /// `delta run` could not start, or could not record or report its run.
+    #[error(transparent)]
+    Run(#[from] RunError),
     /// The working directory (the workspace, `${CWD}`) is gone or unreadable.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(#[source] io::Error),
@@ -38,6 +42,7 @@ impl CliError {
             CliError::Usage(_) => Exit::Usage,
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
+            CliError::Run(error) => error.exit(),
             CliError::Output(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => Exit::Failure,
         }
     }
@@ -46,6 +51,7 @@ impl CliError {
     fn help(&self) -> Option<String> {
         match self {
             CliError::Init(error) => error.help(),
+            CliError::Run(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
             }
@@ -73,12 +79,14 @@ pub fn report(error: &CliError) {
             return;
         }
         CliError::Config(error) => error.to_string(),
-        CliError::Init(_) | CliError::Output(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => {
-            match error.help() {
-                Some(help) => format!("error: {error}\n  = help: {help}"),
-                None => format!("error: {error}"),
-            }
-        }
+        CliError::Init(_)
+        | CliError::Run(_)
+        | CliError::Output(_)
+        | CliError::CurrentDir(_)
+        | CliError::Stdout(_) => match error.help() {
+            Some(help) => format!("error: {error}\n  = help: {help}"),
+            None => format!("error: {error}"),
+        },
     };
     render::stderr(&render::diagnostic(&text));
 }

@@ -11,6 +11,8 @@ mod exit;
 pub mod init;
 mod list_runs;
 mod render;
+mod run;
+mod stream;
 mod tool;
 
 use clap::{Parser, Subcommand};
@@ -47,6 +49,8 @@ enum Command {
     Init(init::InitArgs),
     /// List the runs of a workspace, most recently updated first.
     ListRuns(list_runs::ListRunsArgs),
+    /// Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace.
+    Run(run::RunArgs),
     /// Inspect tool definitions: `delta tool expand` shows what each tool really runs.
     Tool(tool::ToolArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -69,6 +73,7 @@ pub fn run() -> Result<Exit, CliError> {
     match cli.command {
         Command::Init(args) => args.run(),
         Command::ListRuns(args) => args.run(),
+        Command::Run(args) => args.run(),
         Command::Tool(args) => args.run(),
         Command::Completions(args) => args.run(),
     }

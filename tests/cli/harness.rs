@@ -179,6 +179,18 @@ impl Test {
         assert_cmd::Command::from_std(self.command())
     }
 
+    /// Start delta without waiting: stdin closed, stdout and stderr piped. For tests that
+    /// signal the process or run many at once.
+    #[allow(dead_code, reason = "shared with the e2e suite, its only user")]
+    pub fn spawn(&self) -> std::process::Child {
+        self.command()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the delta binary")
+    }
+
     fn command(&self) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_delta"));
         command.args(&self.args).current_dir(&self.current_dir);

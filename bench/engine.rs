@@ -1,0 +1,255 @@
+//! Engine benchmarks (figures, not pass/fail tests): `cargo bench --bench engine`, or
+//! `bench/run.sh`.
+//!
+//! 1. Loop overhead per iteration: a 100-iteration run driven in-process against an
+//!    in-process mock-llm that answers at once, each iteration calling one trivial tool
+//!    (`true`). Overhead = wall time − time inside the tool processes − time waiting for
+//!    the HTTP answers, divided by the iterations: reading the journal back, reloading
+//!    context.yaml, building and serializing the request, the `io/` records, journal
+//!    appends, and the atomic metadata write with its fsync.
+//! 2. Context rebuild: reading a journal of 1,000 / 5,000 / 10,000 events from disk and
+//!    turning it into the conversation (plus the default context.yaml's file sources),
+//!    which the engine does before every LLM call. It should grow linearly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use delta_engine::config::load_agent;
+use delta_engine::context::{ContextEnv, build_context};
+use delta_engine::engine::{EngineEvent, NewRun, Observer, Shutdown, start_run};
+use delta_engine::journal::{
+    ActionRequest, ActionResult, ActionStatus, EventPayload, FsyncPolicy, Journal, RunStart,
+    Thought, ToolCall, read_journal,
+};
+use delta_engine::llm::{ClientSettings, Credentials, LlmClient};
+use delta_engine::run::{RunId, read_metadata};
+use mock_llm::{MockServer, Script};
+
+const ITERATIONS: u32 = 100;
+const REPEATS: usize = 5;
+
+const AGENT_YAML: &str =
+    "name: bench\nllm:\n  model: bench-model\ntools:\n  - name: noop\n    exec: \"true\"\n";
+const CONTEXT_YAML: &str = "sources:\n  - type: file\n    id: system_prompt\n    path: '${AGENT_HOME}/system_prompt.md'\n  - type: file\n    id: workspace_guide\n    path: '${CWD}/DELTA.md'\n    on_missing: skip\n  - type: journal\n";
+
+fn main() {
+    println!("Delta Engine benchmarks ({} build)\n", profile());
+    loop_overhead();
+    println!();
+    context_rebuild();
+}
+
+fn profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+/// Time spent in tools and in LLM calls, as the engine reports them.
+#[derive(Default)]
+struct Timings {
+    tools: Duration,
+    llm: Duration,
+}
+
+impl Observer for Timings {
+    fn on_event(&mut self, event: &EngineEvent) {
+        match event {
+            EngineEvent::ToolFinished { elapsed, .. } => self.tools += *elapsed,
+            EngineEvent::LlmResponded { elapsed, .. } => self.llm += *elapsed,
+            EngineEvent::RunStarted { .. }
+            | EngineEvent::IterationStarted { .. }
+            | EngineEvent::ContextBuilt { .. }
+            | EngineEvent::Warning { .. }
+            | EngineEvent::LlmRequestStarted { .. }
+            | EngineEvent::LlmRetry { .. }
+            | EngineEvent::Thought { .. }
+            | EngineEvent::ToolStarted { .. }
+            | EngineEvent::RunFinished { .. } => {}
+        }
+    }
+}
+
+fn agent_dir(root: &Path) -> std::path::PathBuf {
+    let agent = root.join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(agent.join("agent.yaml"), AGENT_YAML).unwrap();
+    std::fs::write(agent.join("system_prompt.md"), "You are a benchmark.\n").unwrap();
+    std::fs::write(agent.join("context.yaml"), CONTEXT_YAML).unwrap();
+    agent
+}
+
+fn loop_overhead() {
+    let script = format!(
+        "steps:\n  - message:\n      content: working\n      tool_calls: [{{name: noop}}]\n      repeat: {}\n  - message: {{content: done}}\n",
+        ITERATIONS - 1
+    );
+    let root = tempfile::tempdir().unwrap();
+    let agent_home = agent_dir(root.path());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+
+    println!("1. Loop overhead: {ITERATIONS}-iteration runs, trivial tool, mock answering at once");
+    println!("   run   wall      tools     llm (HTTP)  overhead/iteration");
+    let mut per_iteration = Vec::new();
+    for repeat in 0..REPEATS {
+        let mock = MockServer::start(Script::from_yaml_str(&script).unwrap()).unwrap();
+        let workspace = root.path().join(format!("ws{repeat}"));
+        std::fs::create_dir_all(&workspace).unwrap();
+        let workspace = workspace.canonicalize().unwrap();
+        let agent = load_agent(&agent_home, &workspace).unwrap();
+        let llm = LlmClient::new(
+            Credentials::new(&mock.base_url(), None).unwrap(),
+            ClientSettings::default(),
+        )
+        .unwrap();
+        let mut timings = Timings::default();
+        let started = Instant::now();
+        let paths = runtime.block_on(async {
+            let active = start_run(NewRun {
+                agent: &agent,
+                workspace: &workspace,
+                workspace_id: None,
+                run_id: RunId::parse(&format!("bench-{repeat}")).unwrap(),
+                task: "benchmark",
+                max_iterations: ITERATIONS,
+                fsync: FsyncPolicy::OnSync,
+            })
+            .unwrap();
+            active
+                .drive(&agent, &llm, &mut timings, Shutdown::never())
+                .await
+                .unwrap()
+        });
+        let wall = started.elapsed();
+        let metadata = read_metadata(&paths.metadata()).unwrap();
+        assert_eq!(metadata.iterations, ITERATIONS);
+        assert_eq!(metadata.status.as_str(), "COMPLETED");
+        let overhead = wall.saturating_sub(timings.tools + timings.llm) / ITERATIONS;
+        per_iteration.push(overhead);
+        println!(
+            "   {:<5} {:<9} {:<9} {:<11} {}",
+            repeat + 1,
+            ms(wall),
+            ms(timings.tools),
+            ms(timings.llm),
+            ms(overhead)
+        );
+    }
+    per_iteration.sort();
+    println!(
+        "   median overhead per iteration: {} (min {}, max {}); target < 5 ms",
+        ms(per_iteration[REPEATS / 2]),
+        ms(per_iteration[0]),
+        ms(per_iteration[REPEATS - 1])
+    );
+}
+
+/// A journal of `events` lines shaped like a real run: RUN_START, then cycles of
+/// THOUGHT + ACTION_REQUEST + ACTION_RESULT with a few hundred bytes each.
+fn write_journal(path: &Path, events: usize) {
+    let journal = Journal::open_with(path, FsyncPolicy::OnSync).unwrap();
+    journal
+        .append(EventPayload::RunStart(RunStart {
+            run_id: RunId::parse("bench").unwrap(),
+            task: "Summarize every file in the workspace.".to_owned(),
+            agent_ref: "/agents/bench".to_owned(),
+        }))
+        .unwrap();
+    let observation = "line of tool output that the model reads back\n".repeat(5);
+    let mut cycle = 0;
+    while journal.next_seq() <= events as u64 {
+        let call_id = format!("call_{cycle}");
+        let action_id = format!("action-{cycle}");
+        let payloads = [
+            EventPayload::Thought(Thought {
+                content: format!("Step {cycle}: reading the next file."),
+                llm_invocation_ref: format!("invocation-{cycle}"),
+                tool_calls: vec![ToolCall {
+                    id: call_id.clone(),
+                    name: "read_file".to_owned(),
+                    arguments: format!("{{\"path\": \"file-{cycle}.txt\"}}"),
+                }],
+            }),
+            EventPayload::ActionRequest(ActionRequest {
+                action_id: action_id.clone(),
+                tool_call_id: call_id.clone(),
+                tool_name: "read_file".to_owned(),
+                tool_args: serde_json::from_str(&format!("{{\"path\": \"file-{cycle}.txt\"}}"))
+                    .unwrap(),
+                resolved_command: Some(format!("cat file-{cycle}.txt")),
+            }),
+            EventPayload::ActionResult(ActionResult {
+                action_id: action_id.clone(),
+                tool_call_id: call_id,
+                status: ActionStatus::Success,
+                observation_content: observation.clone(),
+                exit_code: Some(0),
+                execution_ref: action_id,
+            }),
+        ];
+        for payload in payloads {
+            if journal.next_seq() > events as u64 {
+                break;
+            }
+            journal.append(payload).unwrap();
+        }
+        cycle += 1;
+    }
+}
+
+fn context_rebuild() {
+    let root = tempfile::tempdir().unwrap();
+    let agent_home = agent_dir(root.path());
+    let workspace = root.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let manifest = delta_engine::config::load_context(&agent_home, &workspace).unwrap();
+
+    println!("2. Context rebuild from disk (read + parse journal.jsonl, build messages)");
+    println!("   events   journal size   rebuild     per event");
+    for events in [1_000, 5_000, 10_000] {
+        let path = root.path().join(format!("journal-{events}.jsonl"));
+        write_journal(&path, events);
+        let size = std::fs::metadata(&path).unwrap().len();
+        let env = ContextEnv {
+            run_id: "bench",
+            agent_home: &agent_home,
+            workspace: &workspace,
+            journal_path: &path,
+        };
+        let rebuild = || {
+            let events = read_journal(&path).unwrap().events;
+            let built = runtime
+                .block_on(build_context(&manifest, &events, &env))
+                .unwrap();
+            built.messages.len()
+        };
+        let messages = rebuild();
+        let samples = 20;
+        let started = Instant::now();
+        for _ in 0..samples {
+            std::hint::black_box(rebuild());
+        }
+        let each = started.elapsed() / samples;
+        println!(
+            "   {:<8} {:<14} {:<11} {:.2} µs   ({messages} messages)",
+            events,
+            format!("{:.1} MiB", size as f64 / (1024.0 * 1024.0)),
+            ms(each),
+            each.as_secs_f64() * 1e6 / events as f64
+        );
+    }
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:.3} ms", duration.as_secs_f64() * 1e3)
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Run the hello-world agent end to end with no API key and no network.
+#
+# Builds `delta` and `mock-llm` (unless DELTA_BIN and MOCK_LLM_BIN name existing
+# binaries), starts mock-llm on a free port playing mock-script.yaml, runs the agent in a
+# fresh workspace against it, then shows the journal (with jq when it is installed) and
+# stops the mock.
+#
+#   ./examples/hello-world/demo.sh
+#
+# Environment: DELTA_BIN, MOCK_LLM_BIN (prebuilt binaries), DEMO_DIR (where the
+# workspace goes; default: a new temporary directory, kept for you to inspect).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+
+if [[ -z "${DELTA_BIN:-}" || -z "${MOCK_LLM_BIN:-}" ]]; then
+  echo "==> building delta and mock-llm (cargo build)" >&2
+  cargo build --quiet --manifest-path "$root/Cargo.toml" --bin delta --bin mock-llm >&2
+  DELTA_BIN="${DELTA_BIN:-$root/target/debug/delta}"
+  MOCK_LLM_BIN="${MOCK_LLM_BIN:-$root/target/debug/mock-llm}"
+fi
+
+demo_dir="${DEMO_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/delta-demo.XXXXXX")}"
+mkdir -p "$demo_dir"
+port_file="$demo_dir/mock-llm.port"
+: > "$port_file"
+
+"$MOCK_LLM_BIN" --script "$here/mock-script.yaml" --port 0 > "$port_file" 2> "$demo_dir/mock-llm.log" &
+mock_pid=$!
+trap 'kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true' EXIT
+
+# mock-llm prints its port on the first line of stdout once it listens.
+for _ in $(seq 1 200); do
+  [[ -s "$port_file" ]] && break
+  if ! kill -0 "$mock_pid" 2>/dev/null; then
+    echo "mock-llm did not start:" >&2
+    cat "$demo_dir/mock-llm.log" >&2
+    exit 1
+  fi
+  sleep 0.05
+done
+port="$(head -n 1 "$port_file")"
+echo "==> mock-llm listening on 127.0.0.1:$port" >&2
+
+workspace="$demo_dir/workspace"
+echo "==> delta run --agent $here -w $workspace" >&2
+status=0
+DELTA_BASE_URL="http://127.0.0.1:$port/v1" \
+  "$DELTA_BIN" run --agent "$here" -w "$workspace" -y \
+  -m "Create hello.txt with a short greeting, then tell me what you did." || status=$?
+
+run_dir="$(find "$workspace/.delta" -mindepth 1 -maxdepth 1 -type d | head -n 1)"
+echo
+echo "==> the journal: $run_dir/journal.jsonl"
+if command -v jq >/dev/null 2>&1; then
+  jq -c '{seq, type, payload: (.payload | {task, content, tool_name, tool_args, status, observation_content} | with_entries(select(.value != null)))}' \
+    "$run_dir/journal.jsonl"
+else
+  cat "$run_dir/journal.jsonl"
+fi
+echo
+echo "==> the workspace: $workspace"
+ls -1 "$workspace"
+exit "$status"

@@ -1,0 +1,669 @@
+//! The context builder: turns `context.yaml`'s sources and the run's journal into the
+//! messages of the next LLM request (seed 000 §2.4.3, §2.4.7).
+//!
+//! Sources are placed in the order written:
+//! - `file` and `computed_file` become one system message each, `# Context Block: {id}\n\n`
+//!   followed by the text when the source has an `id`, the bare text otherwise;
+//! - `journal` becomes the conversation itself (see [`conversation`]).
+//!
+//! Nothing is cached between calls: the builder is handed the journal as just read from
+//! disk and the manifest as just re-read, which is what makes the engine stateless.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
+use crate::journal::{Event, EventPayload, Thought};
+use crate::llm::{AssistantMessage, ChatMessage, ToolCall};
+use crate::tool::{ProcessOptions, run_process};
+
+/// What a tool message says when the journal holds no result for a tool call (the run
+/// stopped between THOUGHT and ACTION_RESULT). The API rejects a request in which a tool
+/// call goes unanswered, so one is always supplied.
+pub const NO_RESULT_RECORDED: &str = "(no result recorded)";
+
+/// Characters of a generator's stderr quoted in an error.
+const STDERR_EXCERPT_CHARS: usize = 500;
+
+/// Where the run lives, for `computed_file` generators (their working directory and
+/// environment).
+#[derive(Debug, Clone, Copy)]
+pub struct ContextEnv<'a> {
+    /// The run id, passed as `DELTA_RUN_ID`.
+    pub run_id: &'a str,
+    /// The agent directory, passed as `DELTA_AGENT_HOME`.
+    pub agent_home: &'a Path,
+    /// The workspace: the generator's working directory, passed as `DELTA_CWD`.
+    pub workspace: &'a Path,
+    /// The run's journal, passed as `JOURNAL_PATH`.
+    pub journal_path: &'a Path,
+}
+
+/// The messages of one request, and what went wrong on the way without stopping it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltContext {
+    /// The messages in source order.
+    pub messages: Vec<ChatMessage>,
+    /// Sources left out with `on_missing: skip` for a reason the user should hear about
+    /// (a generator that failed), one line each.
+    pub warnings: Vec<String>,
+}
+
+/// A source that `on_missing: error` (or an unreadable file) makes fatal for the run.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// The file of a `file` or `computed_file` source does not exist.
+    #[error(
+        "context source {source_name}: {} does not exist; create it, or set `on_missing: skip` on this source in context.yaml",
+        path.display()
+    )]
+    Missing {
+        /// `'id'` or the source's position, as [`source_name`] words it.
+        source_name: String,
+        /// The file looked for.
+        path: PathBuf,
+    },
+    /// The file exists but cannot be read.
+    #[error("context source {source_name}: cannot read {}: {error}", path.display())]
+    Unreadable {
+        /// As in [`ContextError::Missing`].
+        source_name: String,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The generator of a `computed_file` source failed (could not start, exited non-zero,
+    /// or timed out).
+    #[error("context source {source_name}: generator {failure}")]
+    Generator {
+        /// As in [`ContextError::Missing`].
+        source_name: String,
+        /// What happened, including the generator's stderr when it wrote some.
+        failure: String,
+    },
+}
+
+/// Builds the messages for the next request from `manifest`, given the journal `events`
+/// as just read from disk. Runs each `computed_file` generator to completion; dropping
+/// the returned future kills a running generator's process group.
+pub async fn build_context(
+    manifest: &ContextManifest,
+    events: &[Event],
+    env: &ContextEnv<'_>,
+) -> Result<BuiltContext, ContextError> {
+    let mut built = BuiltContext {
+        messages: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for (index, source) in manifest.sources.iter().enumerate() {
+        match source {
+            ContextSource::File {
+                id,
+                path,
+                on_missing,
+            } => {
+                let name = source_name(id.as_deref(), index);
+                if let Some(text) = read_source(path, *on_missing, &name)? {
+                    built.messages.push(block(id.as_deref(), text));
+                }
+            }
+            ContextSource::ComputedFile {
+                id,
+                generator,
+                output_path,
+                on_missing,
+            } => {
+                let name = source_name(id.as_deref(), index);
+                if let Err(failure) = run_generator(generator, env).await {
+                    match on_missing {
+                        OnMissing::Error => {
+                            return Err(ContextError::Generator {
+                                source_name: name,
+                                failure,
+                            });
+                        }
+                        // A failed generator may have left last iteration's file behind:
+                        // reading it would feed the model stale content as if fresh.
+                        OnMissing::Skip => {
+                            built.warnings.push(format!(
+                                "context source {name} skipped: generator {failure}"
+                            ));
+                            continue;
+                        }
+                    }
+                }
+                if let Some(text) = read_source(output_path, *on_missing, &name)? {
+                    built.messages.push(block(id.as_deref(), text));
+                }
+            }
+            ContextSource::Journal { max_iterations, .. } => {
+                built.messages.extend(conversation(events, *max_iterations));
+            }
+        }
+    }
+    Ok(built)
+}
+
+/// How a source is named in messages: `'summary'` when it has an id, else by its 1-based
+/// position, `#2 in context.yaml`.
+fn source_name(id: Option<&str>, index: usize) -> String {
+    match id {
+        Some(id) => format!("'{id}'"),
+        None => format!("#{} in context.yaml", index + 1),
+    }
+}
+
+fn block(id: Option<&str>, text: String) -> ChatMessage {
+    match id {
+        Some(id) => ChatMessage::system(format!("# Context Block: {id}\n\n{text}")),
+        None => ChatMessage::system(text),
+    }
+}
+
+fn read_source(
+    path: &Path,
+    on_missing: OnMissing,
+    name: &str,
+) -> Result<Option<String>, ContextError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => match on_missing {
+            OnMissing::Skip => Ok(None),
+            OnMissing::Error => Err(ContextError::Missing {
+                source_name: name.to_owned(),
+                path: path.to_path_buf(),
+            }),
+        },
+        Err(error) => Err(ContextError::Unreadable {
+            source_name: name.to_owned(),
+            path: path.to_path_buf(),
+            error,
+        }),
+    }
+}
+
+/// Runs a generator with the workspace as its working directory; `Err` says how it failed.
+async fn run_generator(generator: &Generator, env: &ContextEnv<'_>) -> Result<(), String> {
+    let options = ProcessOptions {
+        cwd: env.workspace.to_path_buf(),
+        env: vec![
+            ("DELTA_RUN_ID".to_owned(), env.run_id.to_owned()),
+            (
+                "DELTA_AGENT_HOME".to_owned(),
+                env.agent_home.display().to_string(),
+            ),
+            ("DELTA_CWD".to_owned(), env.workspace.display().to_string()),
+            (
+                "JOURNAL_PATH".to_owned(),
+                env.journal_path.display().to_string(),
+            ),
+        ],
+        timeout: Duration::from_millis(generator.timeout_ms),
+    };
+    let command = shlex::try_join(generator.command.iter().map(String::as_str))
+        .unwrap_or_else(|_| format!("{:?}", generator.command));
+    let outcome = run_process(&generator.command, None, &options)
+        .await
+        .map_err(|error| format!("`{command}` could not start: {error}"))?;
+    let stderr = excerpt(&String::from_utf8_lossy(&outcome.stderr));
+    let stderr = if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr: {stderr}")
+    };
+    if outcome.timed_out {
+        return Err(format!(
+            "`{command}` timed out after {} ms and was killed{stderr}",
+            generator.timeout_ms
+        ));
+    }
+    match (outcome.exit_code, outcome.signal) {
+        (Some(0), _) => Ok(()),
+        (Some(code), _) => Err(format!("`{command}` exited with code {code}{stderr}")),
+        (None, signal) => Err(format!(
+            "`{command}` was killed by signal {}{stderr}",
+            signal.map_or_else(|| "?".to_owned(), |s| s.to_string())
+        )),
+    }
+}
+
+fn excerpt(text: &str) -> String {
+    let text = text.trim();
+    if text.chars().count() <= STDERR_EXCERPT_CHARS {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(STDERR_EXCERPT_CHARS).collect();
+    format!("{head}…")
+}
+
+/// The conversation recorded in `events`, in the OpenAI chat format.
+///
+/// - `RUN_START`'s task and `USER_MESSAGE`s are user messages; `SYSTEM_MESSAGE`s are
+///   system messages where they occur.
+/// - A `THOUGHT` is an assistant message with its tool calls (ids and raw arguments as the
+///   model sent them); each `ACTION_RESULT` is the tool message answering its call.
+/// - Tool messages always directly follow their assistant message, as the API requires: a
+///   system message journaled while calls were pending is placed after the answers, and a
+///   call without a recorded result is answered with [`NO_RESULT_RECORDED`].
+/// - Other events (ACTION_REQUEST, hooks, human input, RUN_END) are audit records only.
+///
+/// `max_iterations: Some(n)` keeps the task (always first) and the last `n` cycles, a cycle
+/// being a THOUGHT, its results, and the user or system messages just before it.
+pub fn conversation(events: &[Event], max_iterations: Option<u32>) -> Vec<ChatMessage> {
+    let start = window_start(events, max_iterations);
+    let mut messages = Vec::new();
+    let mut pending = Pending::default();
+    let task = events.iter().take(start).find_map(|event| {
+        if let EventPayload::RunStart(run_start) = &event.payload {
+            Some(run_start.task.as_str())
+        } else {
+            None
+        }
+    });
+    if let Some(task) = task {
+        messages.push(ChatMessage::user(task));
+    }
+    for event in &events[start..] {
+        match &event.payload {
+            EventPayload::RunStart(run_start) => {
+                pending.close(&mut messages);
+                messages.push(ChatMessage::user(run_start.task.clone()));
+            }
+            EventPayload::UserMessage(user) => {
+                pending.close(&mut messages);
+                messages.push(ChatMessage::user(user.content.clone()));
+            }
+            EventPayload::SystemMessage(system) => {
+                let message = ChatMessage::system(system.content.clone());
+                if pending.is_open() {
+                    pending.deferred.push(message);
+                } else {
+                    messages.push(message);
+                }
+            }
+            EventPayload::Thought(thought) => {
+                pending.close(&mut messages);
+                messages.push(assistant(thought));
+                pending.open(thought);
+            }
+            EventPayload::ActionResult(result) => {
+                pending.answer(&result.tool_call_id, &result.observation_content);
+                if pending.is_complete() {
+                    pending.close(&mut messages);
+                }
+            }
+            EventPayload::ActionRequest(_)
+            | EventPayload::HumanInputRequest(_)
+            | EventPayload::HumanInputReceived(_)
+            | EventPayload::HookExecutionAudit(_)
+            | EventPayload::RunEnd(_) => {}
+        }
+    }
+    pending.close(&mut messages);
+    messages
+}
+
+/// Index of the first event inside the `max_iterations` window (0 when there is none).
+fn window_start(events: &[Event], max_iterations: Option<u32>) -> usize {
+    let Some(max) = max_iterations else {
+        return 0;
+    };
+    let thoughts: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, event)| matches!(event.payload, EventPayload::Thought(_)))
+        .map(|(index, _)| index)
+        .collect();
+    let keep = usize::try_from(max).unwrap_or(usize::MAX);
+    if thoughts.len() <= keep {
+        return 0;
+    }
+    let mut start = thoughts[thoughts.len() - keep];
+    // The user message that prompted the first kept THOUGHT belongs to its cycle.
+    while start > 0
+        && matches!(
+            events[start - 1].payload,
+            EventPayload::UserMessage(_) | EventPayload::SystemMessage(_)
+        )
+    {
+        start -= 1;
+    }
+    start
+}
+
+fn assistant(thought: &Thought) -> ChatMessage {
+    let content = if thought.content.is_empty() && !thought.tool_calls.is_empty() {
+        None
+    } else {
+        Some(thought.content.clone())
+    };
+    ChatMessage::Assistant(AssistantMessage {
+        content,
+        tool_calls: thought
+            .tool_calls
+            .iter()
+            .map(|call| ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })
+            .collect(),
+    })
+}
+
+/// The tool calls of the last assistant message that still await their tool messages.
+#[derive(Default)]
+struct Pending {
+    /// Call ids in the model's order, each with its observation once journaled.
+    calls: Vec<(String, Option<String>)>,
+    /// System messages journaled while calls were pending.
+    deferred: Vec<ChatMessage>,
+}
+
+impl Pending {
+    fn open(&mut self, thought: &Thought) {
+        self.calls = thought
+            .tool_calls
+            .iter()
+            .map(|call| (call.id.clone(), None))
+            .collect();
+    }
+
+    fn is_open(&self) -> bool {
+        !self.calls.is_empty()
+    }
+
+    fn is_complete(&self) -> bool {
+        self.calls.iter().all(|(_, answer)| answer.is_some())
+    }
+
+    /// Records an observation; results for calls not pending (an id the last THOUGHT did
+    /// not request) cannot be placed in a valid conversation and are left out.
+    fn answer(&mut self, tool_call_id: &str, observation: &str) {
+        if let Some((_, answer)) = self
+            .calls
+            .iter_mut()
+            .find(|(id, answer)| id == tool_call_id && answer.is_none())
+        {
+            *answer = Some(observation.to_owned());
+        }
+    }
+
+    /// Emits the tool messages (synthesizing missing ones), then the deferred messages.
+    fn close(&mut self, messages: &mut Vec<ChatMessage>) {
+        for (id, answer) in self.calls.drain(..) {
+            let content = answer.unwrap_or_else(|| NO_RESULT_RECORDED.to_owned());
+            messages.push(ChatMessage::tool(id, content));
+        }
+        messages.append(&mut self.deferred);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::journal::{
+        ActionRequest, ActionResult, ActionStatus, MessageLevel, RunStart, SystemMessage,
+        ToolCall as JournalCall, UserMessage,
+    };
+    use crate::run::{RunId, Timestamp};
+
+    fn events(payloads: Vec<EventPayload>) -> Vec<Event> {
+        payloads
+            .into_iter()
+            .zip(1..)
+            .map(|(payload, seq)| Event {
+                seq,
+                timestamp: Timestamp::now(),
+                payload,
+            })
+            .collect()
+    }
+
+    fn start(task: &str) -> EventPayload {
+        EventPayload::RunStart(RunStart {
+            run_id: RunId::parse("r1").unwrap(),
+            task: task.to_owned(),
+            agent_ref: "/a".to_owned(),
+        })
+    }
+
+    fn thought(content: &str, calls: &[&str]) -> EventPayload {
+        EventPayload::Thought(Thought {
+            content: content.to_owned(),
+            llm_invocation_ref: "inv".to_owned(),
+            tool_calls: calls
+                .iter()
+                .map(|id| JournalCall {
+                    id: (*id).to_owned(),
+                    name: "t".to_owned(),
+                    arguments: "{\"x\":1}".to_owned(),
+                })
+                .collect(),
+        })
+    }
+
+    fn request(call: &str) -> EventPayload {
+        EventPayload::ActionRequest(ActionRequest {
+            action_id: format!("a-{call}"),
+            tool_call_id: call.to_owned(),
+            tool_name: "t".to_owned(),
+            tool_args: serde_json::Map::new(),
+            resolved_command: None,
+        })
+    }
+
+    fn result(call: &str, text: &str) -> EventPayload {
+        EventPayload::ActionResult(ActionResult {
+            action_id: format!("a-{call}"),
+            tool_call_id: call.to_owned(),
+            status: ActionStatus::Success,
+            observation_content: text.to_owned(),
+            exit_code: Some(0),
+            execution_ref: format!("a-{call}"),
+        })
+    }
+
+    fn system(text: &str) -> EventPayload {
+        EventPayload::SystemMessage(SystemMessage {
+            level: MessageLevel::Warn,
+            content: text.to_owned(),
+        })
+    }
+
+    fn user(text: &str) -> EventPayload {
+        EventPayload::UserMessage(UserMessage {
+            content: text.to_owned(),
+        })
+    }
+
+    fn wire(messages: &[ChatMessage]) -> Vec<Value> {
+        messages.iter().map(ChatMessage::to_json).collect()
+    }
+
+    #[test]
+    fn a_cycle_becomes_assistant_tool_calls_and_tool_answers() {
+        let journal = events(vec![
+            start("task"),
+            thought("", &["c1", "c2"]),
+            request("c1"),
+            result("c1", "one"),
+            request("c2"),
+            result("c2", "two"),
+            thought("done", &[]),
+        ]);
+        assert_eq!(
+            wire(&conversation(&journal, None)),
+            [
+                json!({"role": "user", "content": "task"}),
+                json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{\"x\":1}"}},
+                    {"id": "c2", "type": "function", "function": {"name": "t", "arguments": "{\"x\":1}"}},
+                ]}),
+                json!({"role": "tool", "tool_call_id": "c1", "content": "one"}),
+                json!({"role": "tool", "tool_call_id": "c2", "content": "two"}),
+                json!({"role": "assistant", "content": "done"}),
+            ]
+        );
+    }
+
+    #[test]
+    fn unanswered_calls_get_a_placeholder_and_system_messages_wait_for_the_answers() {
+        // A crash between ACTION_REQUEST and ACTION_RESULT, then a warning and a user turn.
+        let journal = events(vec![
+            start("task"),
+            thought("working", &["c1", "c2"]),
+            result("c1", "one"),
+            system("recovered"),
+            request("c2"),
+            user("go on"),
+        ]);
+        let roles: Vec<(String, String)> = wire(&conversation(&journal, None))
+            .iter()
+            .map(|m| {
+                (
+                    m["role"].as_str().unwrap().to_owned(),
+                    m["content"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect();
+        let expected = [
+            ("user", "task"),
+            ("assistant", "working"),
+            ("tool", "one"),
+            ("tool", NO_RESULT_RECORDED),
+            ("system", "recovered"),
+            ("user", "go on"),
+        ]
+        .map(|(r, c)| (r.to_owned(), c.to_owned()));
+        assert_eq!(roles, expected);
+    }
+
+    #[test]
+    fn results_for_calls_not_pending_are_left_out() {
+        let journal = events(vec![
+            start("task"),
+            result("ghost", "orphan"),
+            thought("a", &["c1"]),
+            result("c1", "x"),
+            result("c1", "duplicate"),
+        ]);
+        let tool_contents: Vec<Value> = wire(&conversation(&journal, None))
+            .into_iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].clone())
+            .collect();
+        assert_eq!(tool_contents, [json!("x")]);
+    }
+
+    #[test]
+    fn max_iterations_keeps_the_task_and_the_last_cycles_with_their_prompts() {
+        let journal = events(vec![
+            start("task"),
+            thought("one", &["c1"]),
+            result("c1", "r1"),
+            user("now the second part"),
+            thought("two", &["c2"]),
+            result("c2", "r2"),
+            thought("three", &[]),
+        ]);
+        let texts: Vec<Value> = wire(&conversation(&journal, Some(2)))
+            .into_iter()
+            .map(|m| m["content"].clone())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                json!("task"),
+                json!("now the second part"),
+                json!("two"),
+                json!("r2"),
+                json!("three")
+            ]
+        );
+        assert_eq!(
+            conversation(&journal, Some(3)),
+            conversation(&journal, None)
+        );
+    }
+
+    #[tokio::test]
+    async fn sources_are_placed_in_order_with_block_headers_for_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "alpha").unwrap();
+        std::fs::write(dir.path().join("b.md"), "beta").unwrap();
+        let manifest = ContextManifest {
+            sources: vec![
+                ContextSource::File {
+                    id: Some("first".to_owned()),
+                    path: dir.path().join("a.md"),
+                    on_missing: OnMissing::Error,
+                },
+                ContextSource::Journal {
+                    id: None,
+                    max_iterations: None,
+                },
+                ContextSource::File {
+                    id: None,
+                    path: dir.path().join("b.md"),
+                    on_missing: OnMissing::Error,
+                },
+                ContextSource::File {
+                    id: Some("gone".to_owned()),
+                    path: dir.path().join("missing.md"),
+                    on_missing: OnMissing::Skip,
+                },
+            ],
+        };
+        let journal_path = dir.path().join("journal.jsonl");
+        let env = ContextEnv {
+            run_id: "r1",
+            agent_home: dir.path(),
+            workspace: dir.path(),
+            journal_path: &journal_path,
+        };
+        let built = build_context(&manifest, &events(vec![start("task")]), &env)
+            .await
+            .unwrap();
+        assert_eq!(
+            built.messages,
+            [
+                ChatMessage::system("# Context Block: first\n\nalpha"),
+                ChatMessage::user("task"),
+                ChatMessage::system("beta"),
+            ]
+        );
+        assert!(built.warnings.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_missing_required_file_names_its_source_by_position_without_an_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = ContextManifest {
+            sources: vec![ContextSource::File {
+                id: None,
+                path: dir.path().join("nope.md"),
+                on_missing: OnMissing::Error,
+            }],
+        };
+        let journal_path = dir.path().join("journal.jsonl");
+        let env = ContextEnv {
+            run_id: "r1",
+            agent_home: dir.path(),
+            workspace: dir.path(),
+            journal_path: &journal_path,
+        };
+        let error = build_context(&manifest, &[], &env).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "context source #1 in context.yaml: {} does not exist; create it, or set \
+                 `on_missing: skip` on this source in context.yaml",
+                dir.path().join("nope.md").display()
+            )
+        );
+    }
+}

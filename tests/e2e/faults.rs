@@ -1,0 +1,214 @@
+//! The LLM API misbehaving: retried when it may help, FAILED when it cannot, never a
+//! panic, and always a consistent run directory.
+
+use std::net::TcpListener;
+
+use crate::harness::Test;
+use crate::support::{
+    API_KEY, HELLO_TASK, RunFiles, assert_consistent, assert_no_secret, delta, hello_world, mock,
+    only_run,
+};
+
+/// Runs hello-world against `script` and returns the run's files, after the checks every
+/// faulty run must pass.
+fn faulty_run(script: &str, code: i32, status: &str) -> (crate::harness::Run, RunFiles) {
+    let mock = mock(script);
+    let run = delta(hello_world(Test::new()), &mock)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK])
+        .run()
+        .code(code);
+    assert!(!run.stderr().contains("panicked"), "{}", run.stderr());
+    let files = only_run(&run.path().join("ws"));
+    assert_consistent(&files, status);
+    assert_no_secret(run.path());
+    (run, files)
+}
+
+#[test]
+fn server_errors_are_retried_and_the_run_completes() {
+    let script = "steps:\n  - error: {status: 500}\n  - error: {status: 503, retry_after: 0}\n  - message: {content: recovered}\n";
+    let (run, files) = faulty_run(script, 0, "COMPLETED");
+    assert_eq!(run.stdout().lines().nth(6), Some("recovered"));
+    let log = files.read("engine.log");
+    let retries: Vec<&str> = log.lines().filter(|l| l.contains(": retry ")).collect();
+    assert_eq!(retries.len(), 2, "{log}");
+    assert!(
+        retries[0].contains("retry 1/2 in 0 ms after HTTP 500"),
+        "{log}"
+    );
+    assert!(
+        retries[1].contains("retry 2/2 in 0 ms after HTTP 503"),
+        "{log}"
+    );
+    // The invocation record counts the attempts of the one successful call.
+    let id = files.journal()[1]["payload"]["llm_invocation_ref"]
+        .as_str()
+        .expect("ref")
+        .to_owned();
+    let record: serde_json::Value =
+        serde_json::from_str(&files.read(&format!("io/invocations/{id}/metadata.json")))
+            .expect("JSON");
+    assert_eq!(record["attempts"], 3);
+    assert_eq!(record["status"], "SUCCESS");
+}
+
+#[test]
+fn unauthorized_fails_at_once_with_the_server_message_on_stderr() {
+    let script = r#"
+steps:
+  - error:
+      status: 401
+      body: {error: {message: "Incorrect API key provided: sk-e2e-***", type: invalid_request_error}}
+"#;
+    let (run, files) = faulty_run(script, 1, "FAILED");
+    assert!(
+        run.stderr()
+            .contains("answered HTTP 401: Incorrect API key provided"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stdout().contains("Status:     FAILED"));
+    let metadata = files.metadata();
+    assert_eq!(metadata["error"]["type"], "LlmError");
+    assert_eq!(metadata["iterations"], 1);
+    assert_eq!(files.types(), ["RUN_START", "RUN_END"]);
+    // Not retried: a wrong key stays wrong.
+    assert!(!files.read("engine.log").contains(": retry "));
+    assert!(!run.stderr().contains(API_KEY));
+}
+
+#[test]
+fn dropped_connections_fail_after_the_retries() {
+    let script = "steps:\n  - drop_connection: {repeat: 3}\n";
+    let (run, files) = faulty_run(script, 1, "FAILED");
+    assert!(
+        run.stderr().contains("cannot reach the LLM API"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(files.read("engine.log").matches(": retry ").count(), 2);
+}
+
+#[test]
+fn a_dropped_connection_once_is_survived() {
+    let script = "steps:\n  - drop_connection: {}\n  - message: {content: fine}\n";
+    faulty_run(script, 0, "COMPLETED");
+}
+
+#[test]
+fn a_garbage_response_fails_the_run_without_retrying() {
+    let script = "steps:\n  - malformed: {body: \"<html>502 Bad Gateway</html>\"}\n";
+    let (run, files) = faulty_run(script, 1, "FAILED");
+    assert!(
+        run.stderr()
+            .contains("with a body that is not a chat completion"),
+        "{}",
+        run.stderr()
+    );
+    let message = files.metadata()["error"]["message"]
+        .as_str()
+        .expect("message")
+        .to_owned();
+    assert!(
+        message.contains("<html>502 Bad Gateway</html>"),
+        "{message}"
+    );
+}
+
+#[test]
+fn nothing_listening_fails_the_run_with_a_clear_message() {
+    // A port that was free a moment ago: connecting is refused.
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr").port()
+    };
+    let run = hello_world(Test::new())
+        .env("DELTA_BASE_URL", &format!("http://127.0.0.1:{port}/v1"))
+        .env("DELTA_API_KEY", API_KEY)
+        .env("DELTA_LLM_BACKOFF_MS", "0")
+        .env("DELTA_LLM_MAX_ATTEMPTS", "2")
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK, "--format", "json",
+        ])
+        .run()
+        .code(1);
+    let files = only_run(&run.path().join("ws"));
+    assert_consistent(&files, "FAILED");
+    let output: serde_json::Value = serde_json::from_str(run.stdout()).expect("JSON");
+    assert_eq!(output["error"]["type"], "LlmError");
+    let message = output["error"]["message"].as_str().expect("message");
+    assert!(
+        message.starts_with(&format!(
+            "cannot reach the LLM API at http://127.0.0.1:{port}/v1/chat/completions (2 attempt(s)"
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_missing_api_key_for_openai_is_a_configuration_error_before_anything_is_created() {
+    let run = hello_world(Test::new())
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK])
+        .run()
+        .code(126)
+        .stdout_is("")
+        .stderr_has("error: no API key is set for https://api.openai.com/v1");
+    assert!(!run.path().join("ws").exists());
+    assert!(!run.path().join("agent/workspaces").exists());
+}
+
+#[test]
+fn an_invalid_agent_exits_126_and_creates_nothing() {
+    let run = Test::new()
+        .agent(
+            "agent",
+            "name: broken\nllm: {model: m}\ntools:\n  - name: t\n    exec: \"ls | wc\"\n",
+        )
+        .env("DELTA_BASE_URL", "http://127.0.0.1:9/v1")
+        .args(["run", "--agent", "agent", "-m", "go", "-y"])
+        .run()
+        .code(126)
+        .stderr_has("Shell metacharacter '|' not allowed in exec: mode");
+    assert!(!run.path().join("agent/workspaces").exists());
+}
+
+#[test]
+fn a_bad_run_id_is_a_usage_error_and_a_taken_one_fails_before_touching_the_run() {
+    let mock = mock("steps:\n  - message: {content: first}\n");
+    let run = delta(hello_world(Test::new()), &mock)
+        .args([
+            "run",
+            "--agent",
+            "agent",
+            "-w",
+            "ws",
+            "-m",
+            "x",
+            "--run-id",
+            "../escape",
+        ])
+        .run()
+        .code(2)
+        .stderr_has("--run-id");
+    assert!(!run.path().join("ws").exists());
+
+    let run = delta(run.then(), &mock)
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "-m", "x", "--run-id", "job-1",
+        ])
+        .run()
+        .code(0);
+    let before = run.read("ws/.delta/job-1/metadata.json");
+    let journal = run.read("ws/.delta/job-1/journal.jsonl");
+    let run = delta(run.then(), &mock)
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "-m", "y", "--run-id", "job-1",
+        ])
+        .run()
+        .code(1)
+        .stdout_is("")
+        .stderr_has("job-1");
+    assert_eq!(run.read("ws/.delta/job-1/metadata.json"), before);
+    assert_eq!(run.read("ws/.delta/job-1/journal.jsonl"), journal);
+    assert_eq!(mock.requests().len(), 1);
+}

@@ -1,0 +1,19 @@
+//! End-to-end tests of `delta run`: the built binary against mock-llm on 127.0.0.1, in
+//! throw-away directories. What is checked is what a user or orchestrator can see: exit
+//! codes, stdout, stderr, and the files under `.delta/`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[allow(dead_code)]
+#[path = "../cli/harness.rs"]
+mod harness;
+mod support;
+
+mod concurrency;
+mod demo;
+mod faults;
+mod formats;
+mod hello_world;
+mod secrets;
+mod signals;
+mod stateless;
+mod workspaces;
