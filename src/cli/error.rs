@@ -2,6 +2,7 @@
 
 use std::io;
 
+use super::continue_::ContinueError;
 use super::exit::Exit;
 use super::init::InitError;
 use super::render;
@@ -21,6 +22,9 @@ pub enum CliError {
     /// `delta init` could not create the agent.
     #[error(transparent)]
     Init(#[from] InitError),
+    /// `delta continue` could not take the run over, or could not record or report it.
+    #[error(transparent)]
+    Continue(#[from] ContinueError),
     /// Runs could not be listed or a run's result could not be read back.
     #[error(transparent)]
     Output(#[from] OutputError),
@@ -43,6 +47,7 @@ impl CliError {
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
             CliError::Run(error) => error.exit(),
+            CliError::Continue(error) => error.exit(),
             CliError::Output(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => Exit::Failure,
         }
     }
@@ -52,6 +57,7 @@ impl CliError {
         match self {
             CliError::Init(error) => error.help(),
             CliError::Run(error) => error.help(),
+            CliError::Continue(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
             }
@@ -81,6 +87,7 @@ pub fn report(error: &CliError) {
         CliError::Config(error) => error.to_string(),
         CliError::Init(_)
         | CliError::Run(_)
+        | CliError::Continue(_)
         | CliError::Output(_)
         | CliError::CurrentDir(_)
         | CliError::Stdout(_) => match error.help() {

@@ -6,8 +6,10 @@
 //! into the process's exit code, after [`report`] has printed the error once.
 
 mod completions;
+mod continue_;
 mod error;
 mod exit;
+mod human;
 pub mod init;
 mod list_runs;
 mod render;
@@ -47,6 +49,8 @@ pub struct Cli {
 enum Command {
     /// Create a new agent directory from a template.
     Init(init::InitArgs),
+    /// Continue an existing run: resume, answer its question, extend or retry it.
+    Continue(continue_::ContinueArgs),
     /// List the runs of a workspace, most recently updated first.
     ListRuns(list_runs::ListRunsArgs),
     /// Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace.
@@ -72,6 +76,7 @@ pub fn run() -> Result<Exit, CliError> {
     };
     match cli.command {
         Command::Init(args) => args.run(),
+        Command::Continue(args) => args.run(),
         Command::ListRuns(args) => args.run(),
         Command::Run(args) => args.run(),
         Command::Tool(args) => args.run(),
