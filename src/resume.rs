@@ -22,12 +22,12 @@ pub use repair::{INTERRUPTED_NOT_RERUN, NOT_RUN, Repairs, plan as plan_repairs};
 pub use state::{AnswerSource, Entry, Missing, entry_for};
 
 use crate::journal::{
-    EventPayload, FsyncPolicy, Journal, JournalError, MessageLevel, SystemMessage, TornTail,
-    UserMessage, read_journal, repair_torn_tail,
+    Event, EventPayload, FsyncPolicy, Journal, JournalError, MessageLevel, RunEnd, RunStart,
+    SystemMessage, TornTail, UserMessage, read_journal, repair_torn_tail,
 };
 use crate::run::{
-    ErrorInfo, ErrorType, Liveness, Metadata, ProcessIdentity, RunId, RunLock, RunPaths,
-    RunStateError, RunStatus, Timestamp, clear_interaction, is_locked_by_other, open_run,
+    ErrorInfo, ErrorType, FinalStatus, Liveness, Metadata, ProcessIdentity, RunId, RunLock,
+    RunPaths, RunStateError, RunStatus, Timestamp, clear_interaction, is_locked_by_other, open_run,
     process_alive, read_interaction_request, read_interaction_response, read_metadata,
     write_metadata,
 };
@@ -184,6 +184,9 @@ pub struct JanitorReport {
     pub process_name: String,
     /// What became of it.
     pub finding: OwnerFinding,
+    /// The end the process had journaled (RUN_END) but not yet written to
+    /// `metadata.json` when it died; the run is restored to it instead of INTERRUPTED.
+    pub restored: Option<FinalStatus>,
 }
 
 impl JanitorReport {
@@ -213,6 +216,13 @@ impl JanitorReport {
                 self.pid, self.hostname, this_host
             ),
         });
+        if let Some(status) = self.restored {
+            lines.push(format!(
+                "[Janitor] The process had ended the run {} in its journal before it died; \
+                 metadata.json now says so too",
+                RunStatus::from(status)
+            ));
+        }
         lines
     }
 }
@@ -239,6 +249,9 @@ pub struct ResumeReport {
     /// A WAITING_FOR_INPUT answer with no pending `ask_human` call in the journal was
     /// journaled as a USER_MESSAGE instead.
     pub answer_as_user_message: bool,
+    /// The journal was empty (the process died before its first line), so RUN_START was
+    /// journaled from the metadata's task.
+    pub run_start_restored: bool,
 }
 
 /// A run this process has taken over: locked, RUNNING under this process's identity,
@@ -300,8 +313,9 @@ pub fn preflight(
 /// In order: the host check (RUNNING runs of another host need `--force`); the run lock
 /// (held → a live process owns the run: refused); the metadata re-read under the lock;
 /// the Janitor (a RUNNING run whose lock was free has lost its process: marked
-/// INTERRUPTED); the state table; the journal's torn tail cut; the metadata claimed
-/// (RUNNING, this process, a fresh budget); the repairs, the answer or the instruction
+/// INTERRUPTED, or given the end its journal already records); the state table; the
+/// journal's torn tail cut; the metadata claimed (RUNNING, this process, a fresh budget);
+/// RUN_START when the journal is empty, the repairs, the answer or the instruction
 /// journaled; the journal synced; `interaction/` removed.
 ///
 /// Claiming before journaling means a crash in between leaves a RUNNING run with a dead
@@ -310,7 +324,7 @@ pub fn preflight(
 ///
 /// # Errors
 /// Every [`ResumeError`]; nothing is changed by a refusal, except that a RUNNING run with
-/// a dead owner stays INTERRUPTED.
+/// a dead owner keeps the Janitor's status.
 pub fn take_over(
     workspace: &Path,
     run_id: &RunId,
@@ -360,6 +374,16 @@ pub fn take_over(
     );
     write_metadata(&paths.metadata(), &metadata)?;
 
+    // A process killed between its metadata and its first journal line leaves no RUN_START:
+    // the task is only in the metadata, and the conversation must begin with it.
+    let run_start_restored = events.is_empty();
+    if run_start_restored {
+        journal.append(EventPayload::RunStart(RunStart {
+            run_id: metadata.run_id.clone(),
+            task: metadata.task.clone(),
+            agent_ref: metadata.agent_home.display().to_string(),
+        }))?;
+    }
     if let Some(tail) = &torn_tail {
         journal.append(EventPayload::SystemMessage(SystemMessage {
             level: MessageLevel::Warn,
@@ -401,6 +425,7 @@ pub fn take_over(
             torn_tail,
             repairs,
             answer_as_user_message,
+            run_start_restored,
         },
     })
 }
@@ -420,7 +445,9 @@ fn check_host(paths: &RunPaths, metadata: &Metadata, force: bool) -> Result<(), 
 }
 
 /// The Janitor, called with the run's lock held and the run RUNNING: the owner did not
-/// hold the lock, so it is gone. Records INTERRUPTED and says what became of the owner.
+/// hold the lock, so it is gone. Records INTERRUPTED — or, when the owner had journaled
+/// its RUN_END but died before writing the metadata, that end — and says what became of
+/// the owner.
 ///
 /// A process with exactly the recorded identity (pid and start time, or pid and name
 /// where no start time was recorded) that does not hold the lock can only be an
@@ -456,17 +483,36 @@ fn clean_up_orphan(
             workspace: shell_quote(paths.workspace()),
         });
     };
-    metadata.interrupt(
-        ErrorInfo::new(
-            ErrorType::Interrupted,
-            format!(
-                "the process running this run (PID {} on {}) stopped without recording an end",
-                metadata.pid, metadata.hostname
-            ),
-        )
-        .with_details("cleaned up by the Janitor of `delta continue`"),
-        Timestamp::now(),
-    );
+    let now = Timestamp::now();
+    // A journal that cannot be read is reported by the repair step; the owner is gone
+    // either way, and the run is INTERRUPTED until the journal is fixed.
+    let events = read_journal(&paths.journal())
+        .map(|read| read.events)
+        .unwrap_or_default();
+    let restored = match events.last() {
+        Some(Event {
+            payload: EventPayload::RunEnd(end),
+            ..
+        }) => {
+            restore_end(metadata, end, now);
+            Some(end.status)
+        }
+        Some(_) | None => {
+            metadata.interrupt(
+                ErrorInfo::new(
+                    ErrorType::Interrupted,
+                    format!(
+                        "the process running this run (PID {} on {}) stopped without \
+                         recording an end",
+                        metadata.pid, metadata.hostname
+                    ),
+                )
+                .with_details("cleaned up by the Janitor of `delta continue`"),
+                now,
+            );
+            None
+        }
+    };
     write_metadata(&paths.metadata(), metadata)?;
     Ok(JanitorReport {
         run_id: metadata.run_id.clone(),
@@ -474,7 +520,28 @@ fn clean_up_orphan(
         hostname: identity.hostname,
         process_name: identity.process_name,
         finding,
+        restored,
     })
+}
+
+/// Puts the end a process journaled (its RUN_END) into the metadata it died before writing.
+fn restore_end(metadata: &mut Metadata, end: &RunEnd, now: Timestamp) {
+    let error = || {
+        end.error.clone().unwrap_or_else(|| {
+            ErrorInfo::new(
+                ErrorType::Interrupted,
+                "the run ended without a recorded error",
+            )
+        })
+    };
+    match end.status {
+        FinalStatus::Completed => {
+            metadata.complete(end.result.clone().unwrap_or(serde_json::Value::Null), now)
+        }
+        FinalStatus::Failed => metadata.fail(error(), now),
+        FinalStatus::Interrupted => metadata.interrupt(error(), now),
+        FinalStatus::WaitingForInput => metadata.wait_for_input(now),
+    }
 }
 
 fn locked_error(paths: &RunPaths, metadata: &Metadata) -> ResumeError {

@@ -208,6 +208,12 @@ fn report_takeover(report: &ResumeReport) {
     if let Some(janitor) = &report.janitor {
         render::stderr(&format!("{janitor}\n"));
     }
+    if report.run_start_restored {
+        render::warning(
+            "the journal was empty (the process died before writing it); the task was \
+             journaled again from metadata.json",
+        );
+    }
     if report.torn_tail.is_some() {
         render::warning(
             "the journal's last line was cut short by the crash and was removed (details in \

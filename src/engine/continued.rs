@@ -21,6 +21,9 @@ pub fn resume_run(resumed: Resumed) -> ActiveRun {
     if let Some(janitor) = &report.janitor {
         log.warn(&janitor.to_string());
     }
+    if report.run_start_restored {
+        log.warn("the journal was empty; RUN_START was journaled from metadata.json's task");
+    }
     if let Some(tail) = &report.torn_tail {
         log.warn(&format!(
             "journal line {} was torn ({} bytes) and was cut off; it began: {}",

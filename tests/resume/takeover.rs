@@ -591,3 +591,75 @@ fn the_lock_is_held_until_the_resumed_run_is_dropped() {
     // The dropped run's owner (this process) is alive but no longer locks the run.
     assert!(matches!(go(&f, None), Err(ResumeError::StillActive { .. })));
 }
+
+#[test]
+fn a_run_whose_process_journaled_its_end_before_dying_gets_that_end_back() {
+    let f = Fixture::new("ended-1", RunStatus::Running, &dead_identity());
+    f.append(vec![
+        thought(vec![]),
+        EventPayload::RunEnd(delta_engine::journal::RunEnd {
+            status: FinalStatus::Completed,
+            error: None,
+            result: Some(serde_json::json!({"answer": 42})),
+        }),
+    ]);
+    let error = go(&f, None).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ResumeError::MessageRequired {
+                status: RunStatus::Completed,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let m = f.metadata();
+    assert_eq!(m.status, RunStatus::Completed);
+    assert_eq!(m.result, Some(serde_json::json!({"answer": 42})));
+
+    let resumed = go(&f, Some("one more thing")).unwrap();
+    assert_eq!(resumed.report.previous_status, RunStatus::Completed);
+}
+
+#[test]
+fn the_janitor_report_says_when_the_end_was_restored() {
+    let f = Fixture::new("ended-2", RunStatus::Running, &dead_identity());
+    f.append(vec![run_end(FinalStatus::Failed)]);
+    let resumed = go(&f, Some("retry")).unwrap();
+    let janitor = resumed.report.janitor.unwrap();
+    assert_eq!(janitor.restored, Some(FinalStatus::Failed));
+    assert_eq!(
+        janitor.lines()[2],
+        "[Janitor] The process had ended the run FAILED in its journal before it died; \
+         metadata.json now says so too"
+    );
+    assert_eq!(resumed.report.previous_status, RunStatus::Running);
+}
+
+#[test]
+fn an_empty_journal_gets_its_run_start_from_the_metadata() {
+    let f = Fixture::new("empty-1", RunStatus::Running, &dead_identity());
+    std::fs::write(f.paths.journal(), "").unwrap();
+    let resumed = go(&f, None).unwrap();
+    assert!(resumed.report.run_start_restored);
+    drop(resumed);
+    assert_eq!(
+        f.payloads(),
+        vec![EventPayload::RunStart(delta_engine::journal::RunStart {
+            run_id: f.run_id(),
+            task: "Do the task".to_owned(),
+            agent_ref: "/agents/bot".to_owned(),
+        })]
+    );
+}
+
+#[test]
+fn a_torn_first_line_is_replaced_by_a_run_start_then_reported() {
+    let f = Fixture::new("empty-2", RunStatus::Running, &dead_identity());
+    std::fs::write(f.paths.journal(), "{\"seq\":1,\"timest").unwrap();
+    go(&f, None).unwrap();
+    let types: Vec<&str> = f.payloads().iter().map(EventPayload::type_name).collect();
+    assert_eq!(types, vec!["RUN_START", "SYSTEM_MESSAGE"]);
+    assert_gapless(&f);
+}
