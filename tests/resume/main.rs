@@ -2,9 +2,13 @@
 //! on hand-made run directories, and the `delta` binary end to end against mock-llm.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod ask_human;
 mod fixture;
 #[path = "../cli/harness.rs"]
 #[allow(dead_code)]
 mod harness;
 mod list_runs;
+mod state_table;
+#[allow(dead_code)]
+mod support;
 mod takeover;
