@@ -7,6 +7,7 @@ mod fixture;
 #[path = "../cli/harness.rs"]
 #[allow(dead_code)]
 mod harness;
+mod janitor;
 mod list_runs;
 mod state_table;
 #[allow(dead_code)]
