@@ -184,8 +184,9 @@ pub struct JanitorReport {
     pub process_name: String,
     /// What became of it.
     pub finding: OwnerFinding,
-    /// The end the process had journaled (RUN_END) but not yet written to
-    /// `metadata.json` when it died; the run is restored to it instead of INTERRUPTED.
+    /// The end the process had journaled (RUN_END, or the model's final answer) but not
+    /// yet written to `metadata.json` when it died; the run is restored to it instead of
+    /// INTERRUPTED.
     pub restored: Option<FinalStatus>,
 }
 
@@ -218,7 +219,7 @@ impl JanitorReport {
         });
         if let Some(status) = self.restored {
             lines.push(format!(
-                "[Janitor] The process had ended the run {} in its journal before it died; \
+                "[Janitor] The journal shows the run had ended {} before its process died; \
                  metadata.json now says so too",
                 RunStatus::from(status)
             ));
@@ -342,8 +343,14 @@ pub fn take_over(
     };
     let mut metadata = read_metadata(&paths.metadata())?;
     let previous_status = metadata.status;
+    let mut mended = Mended::default();
     let janitor = match metadata.status {
-        RunStatus::Running => Some(clean_up_orphan(&paths, &mut metadata, options.force)?),
+        RunStatus::Running => Some(clean_up_orphan(
+            &paths,
+            &mut metadata,
+            options,
+            &mut mended,
+        )?),
         RunStatus::WaitingForInput
         | RunStatus::Completed
         | RunStatus::Failed
@@ -357,43 +364,19 @@ pub fn take_over(
     };
     let entry = entry_for(metadata.status, options.message, response)
         .map_err(|missing| missing_error(&paths, missing))?;
-
-    let torn_tail = repair_torn_tail(&paths.journal())?;
-    let events = read_journal(&paths.journal())?.events;
     let answer = match &entry {
         Entry::Answer { text, .. } => Some(text.as_str()),
         Entry::Resume | Entry::UserMessage(_) => None,
     };
-    let repairs = plan_repairs(&events, answer);
-    let journal = Journal::open_with(&paths.journal(), options.fsync)?;
 
+    let (journal, events) = mend_journal(&paths, &metadata, options.fsync, &mut mended)?;
+    let repairs = plan_repairs(&events, answer);
     metadata.resume(
         &ProcessIdentity::current(),
         options.max_iterations,
         Timestamp::now(),
     );
     write_metadata(&paths.metadata(), &metadata)?;
-
-    // A process killed between its metadata and its first journal line leaves no RUN_START:
-    // the task is only in the metadata, and the conversation must begin with it.
-    let run_start_restored = events.is_empty();
-    if run_start_restored {
-        journal.append(EventPayload::RunStart(RunStart {
-            run_id: metadata.run_id.clone(),
-            task: metadata.task.clone(),
-            agent_ref: metadata.agent_home.display().to_string(),
-        }))?;
-    }
-    if let Some(tail) = &torn_tail {
-        journal.append(EventPayload::SystemMessage(SystemMessage {
-            level: MessageLevel::Warn,
-            content: format!(
-                "The journal's last line (line {}, {} bytes) was incomplete: the process \
-                 writing it was stopped mid-write. It was removed when the run was continued.",
-                tail.line, tail.len
-            ),
-        }))?;
-    }
     for event in &repairs.events {
         journal.append(event.clone())?;
     }
@@ -412,6 +395,7 @@ pub fn take_over(
     }
     journal.sync()?;
     clear_interaction(&paths)?;
+    mended.repairs.absorb(repairs);
 
     Ok(Resumed {
         paths,
@@ -422,12 +406,55 @@ pub fn take_over(
             previous_status,
             janitor,
             entry,
-            torn_tail,
-            repairs,
+            torn_tail: mended.torn_tail,
+            repairs: mended.repairs,
             answer_as_user_message,
-            run_start_restored,
+            run_start_restored: mended.run_start_restored,
         },
     })
+}
+
+/// What was done to the journal so far, over the Janitor's and the takeover's passes.
+#[derive(Debug, Default)]
+struct Mended {
+    torn_tail: Option<TornTail>,
+    run_start_restored: bool,
+    repairs: Repairs,
+}
+
+/// Opens the journal for appending after making its end whole: a torn last line cut off
+/// and reported by a WARN SYSTEM_MESSAGE, and RUN_START journaled from the metadata when
+/// the journal is empty (the process died before its first line, so the task is only in
+/// the metadata). Returns the writer and the intact events as they were before.
+fn mend_journal(
+    paths: &RunPaths,
+    metadata: &Metadata,
+    fsync: FsyncPolicy,
+    mended: &mut Mended,
+) -> Result<(Journal, Vec<Event>), ResumeError> {
+    let torn_tail = repair_torn_tail(&paths.journal())?;
+    let events = read_journal(&paths.journal())?.events;
+    let journal = Journal::open_with(&paths.journal(), fsync)?;
+    if events.is_empty() {
+        journal.append(EventPayload::RunStart(RunStart {
+            run_id: metadata.run_id.clone(),
+            task: metadata.task.clone(),
+            agent_ref: metadata.agent_home.display().to_string(),
+        }))?;
+        mended.run_start_restored = true;
+    }
+    if let Some(tail) = torn_tail {
+        journal.append(EventPayload::SystemMessage(SystemMessage {
+            level: MessageLevel::Warn,
+            content: format!(
+                "The journal's last line (line {}, {} bytes) was incomplete: the process \
+                 writing it was stopped mid-write. It was removed when the run was continued.",
+                tail.line, tail.len
+            ),
+        }))?;
+        mended.torn_tail = Some(tail);
+    }
+    Ok((journal, events))
 }
 
 /// Refuses a RUNNING run of another host unless `force`.
@@ -445,9 +472,15 @@ fn check_host(paths: &RunPaths, metadata: &Metadata, force: bool) -> Result<(), 
 }
 
 /// The Janitor, called with the run's lock held and the run RUNNING: the owner did not
-/// hold the lock, so it is gone. Records INTERRUPTED — or, when the owner had journaled
-/// its RUN_END but died before writing the metadata, that end — and says what became of
-/// the owner.
+/// hold the lock, so it is gone. It closes the dead process's part of the journal as that
+/// process would have, then records the run's status:
+///
+/// - the journal ends with RUN_END (the process died before writing metadata.json): that
+///   end is restored;
+/// - it ends with the model's final answer (a THOUGHT without tool calls): RUN_END
+///   COMPLETED with that answer as the result, so the model is not asked again;
+/// - otherwise: the calls left without result are answered (see [`plan_repairs`]) and
+///   RUN_END INTERRUPTED is journaled.
 ///
 /// A process with exactly the recorded identity (pid and start time, or pid and name
 /// where no start time was recorded) that does not hold the lock can only be an
@@ -455,7 +488,8 @@ fn check_host(paths: &RunPaths, metadata: &Metadata, force: bool) -> Result<(), 
 fn clean_up_orphan(
     paths: &RunPaths,
     metadata: &mut Metadata,
-    force: bool,
+    options: &ContinueOptions<'_>,
+    mended: &mut Mended,
 ) -> Result<JanitorReport, ResumeError> {
     let identity = metadata.process_identity();
     let finding = if identity.is_on_this_host() {
@@ -471,7 +505,7 @@ fn clean_up_orphan(
                 current_name: process_name(identity.pid),
             },
         }
-    } else if force {
+    } else if options.force {
         OwnerFinding::ForcedFromOtherHost {
             this_host: ProcessIdentity::current().hostname,
         }
@@ -484,35 +518,55 @@ fn clean_up_orphan(
         });
     };
     let now = Timestamp::now();
-    // A journal that cannot be read is reported by the repair step; the owner is gone
-    // either way, and the run is INTERRUPTED until the journal is fixed.
-    let events = read_journal(&paths.journal())
-        .map(|read| read.events)
-        .unwrap_or_default();
-    let restored = match events.last() {
-        Some(Event {
-            payload: EventPayload::RunEnd(end),
-            ..
-        }) => {
+    let orphaned = ErrorInfo::new(
+        ErrorType::Interrupted,
+        format!(
+            "the process running this run (PID {} on {}) stopped without recording an end",
+            metadata.pid, metadata.hostname
+        ),
+    )
+    .with_details("cleaned up by the Janitor of `delta continue`");
+    let (journal, events) = match mend_journal(paths, metadata, options.fsync, mended) {
+        Ok(opened) => opened,
+        Err(error) => {
+            // The owner is gone whatever the journal says: record that much, then report
+            // why the run cannot go on.
+            metadata.interrupt(orphaned, now);
+            write_metadata(&paths.metadata(), metadata)?;
+            return Err(error);
+        }
+    };
+    let restored = match events.last().map(|event| &event.payload) {
+        Some(EventPayload::RunEnd(end)) => {
             restore_end(metadata, end, now);
             Some(end.status)
         }
+        Some(EventPayload::Thought(thought)) if thought.tool_calls.is_empty() => {
+            let result = crate::engine::result_value(&thought.content);
+            journal.append(EventPayload::RunEnd(RunEnd {
+                status: FinalStatus::Completed,
+                error: None,
+                result: Some(result.clone()),
+            }))?;
+            metadata.complete(result, now);
+            Some(FinalStatus::Completed)
+        }
         Some(_) | None => {
-            metadata.interrupt(
-                ErrorInfo::new(
-                    ErrorType::Interrupted,
-                    format!(
-                        "the process running this run (PID {} on {}) stopped without \
-                         recording an end",
-                        metadata.pid, metadata.hostname
-                    ),
-                )
-                .with_details("cleaned up by the Janitor of `delta continue`"),
-                now,
-            );
+            let repairs = plan_repairs(&events, None);
+            for event in &repairs.events {
+                journal.append(event.clone())?;
+            }
+            mended.repairs.absorb(repairs);
+            journal.append(EventPayload::RunEnd(RunEnd {
+                status: FinalStatus::Interrupted,
+                error: Some(orphaned.clone()),
+                result: None,
+            }))?;
+            metadata.interrupt(orphaned, now);
             None
         }
     };
+    journal.sync()?;
     write_metadata(&paths.metadata(), metadata)?;
     Ok(JanitorReport {
         run_id: metadata.run_id.clone(),

@@ -40,6 +40,17 @@ pub struct Repairs {
     pub answered: Option<String>,
 }
 
+impl Repairs {
+    /// Adds what `other` did (a later pass over the same journal).
+    pub fn absorb(&mut self, other: Repairs) {
+        self.events.extend(other.events);
+        self.interrupted_actions.extend(other.interrupted_actions);
+        self.not_run_calls.extend(other.not_run_calls);
+        self.recovered_answers.extend(other.recovered_answers);
+        self.answered = self.answered.take().or(other.answered);
+    }
+}
+
 /// Plans the repairs of a journal whose events are `events`, delivering `answer` (the
 /// answer of a WAITING_FOR_INPUT run) to the pending `ask_human` call.
 ///

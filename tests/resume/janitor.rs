@@ -78,7 +78,8 @@ steps:
     assert_sound(&files, "COMPLETED").unwrap();
     assert_eq!(
         files.types(),
-        ["RUN_START", "THOUGHT", "RUN_END"].map(String::from)
+        ["RUN_START", "RUN_END", "THOUGHT", "RUN_END"].map(String::from),
+        "the Janitor closes the killed process's part with RUN_END INTERRUPTED"
     );
     drop(test);
 }

@@ -52,6 +52,19 @@ fn assert_claimed(f: &Fixture) {
     assert_eq!((m.error, m.result, m.end_time), (None, None, None));
 }
 
+/// Whether `payload` is the RUN_END the Janitor journals for a dead process's part.
+fn is_orphan_end(payload: &EventPayload) -> bool {
+    matches!(
+        payload,
+        EventPayload::RunEnd(delta_engine::journal::RunEnd {
+            status: FinalStatus::Interrupted,
+            error: Some(error),
+            result: None,
+        }) if error.error_type == ErrorType::Interrupted
+            && error.message.contains("stopped without recording an end")
+    )
+}
+
 fn assert_gapless(f: &Fixture) {
     for (i, event) in f.events().iter().enumerate() {
         assert_eq!(event.seq, i as u64 + 1);
@@ -445,7 +458,8 @@ fn a_torn_last_line_is_cut_and_reported_in_the_journal() {
     assert_eq!(tail.line, 2);
     drop(resumed);
     let events = f.events();
-    assert_eq!(events.len(), 2);
+    assert_eq!(events.len(), 3);
+    assert!(is_orphan_end(&events[2].payload));
     assert_eq!(
         events[1].payload,
         EventPayload::SystemMessage(SystemMessage {
@@ -480,8 +494,13 @@ fn a_tool_call_in_progress_gets_an_error_result_and_is_not_run_again() {
     let before = f.events().len();
     let resumed = go(&f, None).unwrap();
     assert_eq!(resumed.report.repairs.interrupted_actions, vec!["act-2"]);
+    let mut new = appended(&f, before);
+    assert!(
+        is_orphan_end(&new.pop().unwrap()),
+        "the dead part ends with RUN_END"
+    );
     assert_eq!(
-        appended(&f, before),
+        new,
         vec![EventPayload::ActionResult(ActionResult {
             action_id: "act-2".to_owned(),
             tool_call_id: "call_2".to_owned(),
@@ -508,7 +527,8 @@ fn calls_that_never_started_get_a_request_and_an_error_result_each() {
         vec!["call_1", "call_2"]
     );
     let new = appended(&f, before);
-    assert_eq!(new.len(), 5, "{new:#?}");
+    assert_eq!(new.len(), 6, "{new:#?}");
+    assert!(is_orphan_end(&new[4]));
     for (pair, (call_id, tool, args)) in new.chunks(2).take(2).zip([
         ("call_1", "write", serde_json::json!({"line": "a"})),
         ("call_2", "read", serde_json::json!({})),
@@ -530,7 +550,7 @@ fn calls_that_never_started_get_a_request_and_an_error_result_each() {
         assert_eq!(res.observation_content, NOT_RUN);
     }
     assert_eq!(
-        new[4],
+        new[5],
         EventPayload::UserMessage(UserMessage {
             content: "go on".to_owned()
         })
@@ -562,7 +582,9 @@ fn an_answer_journaled_by_a_continue_that_died_is_delivered_not_lost() {
     let before = f.events().len();
     let resumed = go(&f, None).unwrap();
     assert_eq!(resumed.report.repairs.recovered_answers, vec!["act-ask"]);
-    assert_eq!(appended(&f, before), answered("Ada")[1..].to_vec());
+    let mut new = appended(&f, before);
+    assert!(is_orphan_end(&new.pop().unwrap()));
+    assert_eq!(new, answered("Ada")[1..].to_vec());
 }
 
 #[test]
@@ -631,7 +653,7 @@ fn the_janitor_report_says_when_the_end_was_restored() {
     assert_eq!(janitor.restored, Some(FinalStatus::Failed));
     assert_eq!(
         janitor.lines()[2],
-        "[Janitor] The process had ended the run FAILED in its journal before it died; \
+        "[Janitor] The journal shows the run had ended FAILED before its process died; \
          metadata.json now says so too"
     );
     assert_eq!(resumed.report.previous_status, RunStatus::Running);
@@ -644,14 +666,17 @@ fn an_empty_journal_gets_its_run_start_from_the_metadata() {
     let resumed = go(&f, None).unwrap();
     assert!(resumed.report.run_start_restored);
     drop(resumed);
+    let payloads = f.payloads();
     assert_eq!(
-        f.payloads(),
-        vec![EventPayload::RunStart(delta_engine::journal::RunStart {
+        payloads[0],
+        EventPayload::RunStart(delta_engine::journal::RunStart {
             run_id: f.run_id(),
             task: "Do the task".to_owned(),
             agent_ref: "/agents/bot".to_owned(),
-        })]
+        })
     );
+    assert_eq!(payloads.len(), 2);
+    assert!(is_orphan_end(&payloads[1]));
 }
 
 #[test]
@@ -660,6 +685,33 @@ fn a_torn_first_line_is_replaced_by_a_run_start_then_reported() {
     std::fs::write(f.paths.journal(), "{\"seq\":1,\"timest").unwrap();
     go(&f, None).unwrap();
     let types: Vec<&str> = f.payloads().iter().map(EventPayload::type_name).collect();
-    assert_eq!(types, vec!["RUN_START", "SYSTEM_MESSAGE"]);
+    assert_eq!(types, vec!["RUN_START", "SYSTEM_MESSAGE", "RUN_END"]);
+    assert_gapless(&f);
+}
+
+#[test]
+fn a_final_answer_journaled_before_the_process_died_completes_the_run() {
+    let f = Fixture::new("answered-1", RunStatus::Running, &dead_identity());
+    f.append(vec![EventPayload::Thought(
+        delta_engine::journal::Thought {
+            content: "{\"total\": 3}".to_owned(),
+            llm_invocation_ref: "inv-9".to_owned(),
+            tool_calls: vec![],
+        },
+    )]);
+    let before = f.events().len();
+    let error = go(&f, None).unwrap_err();
+    assert!(error.is_usage(), "{error}");
+    assert_eq!(
+        appended(&f, before),
+        vec![EventPayload::RunEnd(delta_engine::journal::RunEnd {
+            status: FinalStatus::Completed,
+            error: None,
+            result: Some(serde_json::json!({"total": 3})),
+        })]
+    );
+    let m = f.metadata();
+    assert_eq!(m.status, RunStatus::Completed);
+    assert_eq!(m.result, Some(serde_json::json!({"total": 3})));
     assert_gapless(&f);
 }
