@@ -17,6 +17,7 @@ mod state;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 pub use repair::{INTERRUPTED_NOT_RERUN, NOT_RUN, Repairs, plan as plan_repairs};
 pub use state::{AnswerSource, Entry, Missing, entry_for};
@@ -295,7 +296,7 @@ pub fn preflight(
     options: &ContinueOptions<'_>,
 ) -> Result<(), ResumeError> {
     check_host(paths, metadata, options.force)?;
-    if is_locked_by_other(&paths.lock())? {
+    if is_locked_by_other(&paths.lock())? && !owner_gone(metadata) {
         return Err(locked_error(paths, metadata));
     }
     let response = match metadata.status {
@@ -333,14 +334,7 @@ pub fn take_over(
 ) -> Result<Resumed, ResumeError> {
     let (paths, recorded) = inspect(workspace, run_id)?;
     check_host(&paths, &recorded, options.force)?;
-    let lock = match RunLock::try_acquire(&paths.lock()) {
-        Ok(lock) => lock,
-        Err(RunStateError::AlreadyLocked { .. }) => {
-            let current = read_metadata(&paths.metadata()).unwrap_or(recorded);
-            return Err(locked_error(&paths, &current));
-        }
-        Err(error) => return Err(error.into()),
-    };
+    let lock = acquire(&paths, recorded)?;
     let mut metadata = read_metadata(&paths.metadata())?;
     let previous_status = metadata.status;
     let mut mended = Mended::default();
@@ -596,6 +590,40 @@ fn restore_end(metadata: &mut Metadata, end: &RunEnd, now: Timestamp) {
         FinalStatus::Interrupted => metadata.interrupt(error(), now),
         FinalStatus::WaitingForInput => metadata.wait_for_input(now),
     }
+}
+
+/// How long a lock may outlive the dead owner it belonged to; see [`acquire`].
+const LOCK_GRACE: Duration = Duration::from_secs(2);
+
+/// Takes the run's lock. A lock held by a live process means the run is taken; but a lock
+/// can outlive its owner for an instant: a process killed right after it forked a tool
+/// leaves the child holding a copy of the lock's descriptor until the child's `exec`
+/// closes it (on a busy machine, milliseconds). So while the recorded owner is gone, the
+/// lock is retried for up to [`LOCK_GRACE`].
+fn acquire(paths: &RunPaths, recorded: Metadata) -> Result<RunLock, ResumeError> {
+    let started = Instant::now();
+    loop {
+        match RunLock::try_acquire(&paths.lock()) {
+            Ok(lock) => return Ok(lock),
+            Err(RunStateError::AlreadyLocked { .. }) => {
+                let current = read_metadata(&paths.metadata()).unwrap_or_else(|_| recorded.clone());
+                if !owner_gone(&current) || started.elapsed() >= LOCK_GRACE {
+                    return Err(locked_error(paths, &current));
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+}
+
+/// Whether the run is RUNNING under a process of this host that no longer exists (its pid
+/// is free or belongs to another process).
+fn owner_gone(metadata: &Metadata) -> bool {
+    let identity = metadata.process_identity();
+    metadata.status == RunStatus::Running
+        && identity.is_on_this_host()
+        && process_alive(&identity) != Liveness::Alive
 }
 
 fn locked_error(paths: &RunPaths, metadata: &Metadata) -> ResumeError {

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod ask_human;
+mod crash;
 mod fixture;
 #[path = "../cli/harness.rs"]
 #[allow(dead_code)]

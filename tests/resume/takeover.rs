@@ -322,18 +322,17 @@ fn a_pid_reused_by_an_unrelated_process_counts_as_dead() {
 
 #[test]
 fn a_live_owner_holding_the_lock_is_refused_with_the_seed_error() {
-    let owner = ProcessIdentity {
-        pid: 31337,
-        ..ProcessIdentity::current()
-    };
-    let f = Fixture::new("live-1", RunStatus::Running, &owner);
+    let f = Fixture::new("live-1", RunStatus::Running, &ProcessIdentity::current());
     let _held = RunLock::try_acquire(&f.paths.lock()).unwrap();
     let before = f.metadata();
     let error = go(&f, None).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Run live-1 is still active (PID 31337). Cannot continue while original process is \
-         running."
+        format!(
+            "Run live-1 is still active (PID {}). Cannot continue while original process is \
+             running.",
+            std::process::id()
+        )
     );
     assert_eq!(f.metadata(), before);
     let (paths, metadata) = inspect(f.workspace(), &f.run_id()).unwrap();
@@ -714,4 +713,23 @@ fn a_final_answer_journaled_before_the_process_died_completes_the_run() {
     assert_eq!(m.status, RunStatus::Completed);
     assert_eq!(m.result, Some(serde_json::json!({"total": 3})));
     assert_gapless(&f);
+}
+
+/// Regression: a `delta` killed right after forking a tool left the child holding the lock
+/// until its exec; the next continue was refused as "still active" (crash suite).
+#[test]
+fn a_lock_that_briefly_outlives_its_dead_owner_is_waited_for() {
+    let f = Arc::new(Fixture::new(
+        "linger-1",
+        RunStatus::Running,
+        &dead_identity(),
+    ));
+    let held = RunLock::try_acquire(&f.paths.lock()).unwrap();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        drop(held);
+    });
+    let resumed = go(&f, None).unwrap();
+    releaser.join().unwrap();
+    assert_eq!(resumed.report.janitor.unwrap().finding, OwnerFinding::Dead);
 }
