@@ -10,13 +10,12 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::harness::DEFAULT_CONTEXT_YAML;
-use crate::support::{API_KEY, RECORDER, RunDir, assert_sound, mock, wait_until};
+use crate::support::{RunDir, assert_sound, delta_command, mock, wait_until, write_recorder};
 use mock_llm::MockServer;
 
 /// Tool-calling steps per run, before the final answer.
@@ -50,16 +49,8 @@ fn script() -> String {
 fn spawn(base: &Path, mock: &MockServer, args: &[&str], label: &str) -> Child {
     let out = File::create(base.join(format!("{label}.out"))).unwrap();
     let err = File::create(base.join(format!("{label}.err"))).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_delta"))
+    delta_command(base, mock)
         .args(args)
-        .current_dir(base)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("DELTA_FSYNC")
-        .env("DELTA_BASE_URL", mock.base_url())
-        .env("DELTA_API_KEY", API_KEY)
-        .env("DELTA_LLM_BACKOFF_MS", "0")
-        .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -196,15 +187,7 @@ fn runs_killed_at_random_moments_always_complete_without_losing_or_repeating_any
         .prefix("delta-crash-")
         .tempdir()
         .unwrap();
-    for (name, text) in [
-        ("agent/agent.yaml", RECORDER),
-        ("agent/system_prompt.md", "You record steps.\n"),
-        ("agent/context.yaml", DEFAULT_CONTEXT_YAML),
-    ] {
-        let path = base.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    write_recorder(base.path());
     let suite = Suite {
         base: base.path().to_path_buf(),
         mock: mock(&script()),

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod ask_human;
+mod concurrency;
 mod crash;
 mod fixture;
 #[path = "../cli/harness.rs"]

@@ -211,3 +211,32 @@ pub fn last_message(request: &Value, role: &str) -> Option<String> {
         .find(|m| m["role"] == role)
         .and_then(|m| m["content"].as_str().map(str::to_owned))
 }
+
+/// A `delta` command run in `dir` against `mock`, its environment scrubbed like the
+/// harness's; stdin, stdout and stderr are the caller's to set.
+pub fn delta_command(dir: &Path, mock: &MockServer) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_delta"));
+    command
+        .current_dir(dir)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("DELTA_FSYNC")
+        .env("DELTA_BASE_URL", mock.base_url())
+        .env("DELTA_API_KEY", API_KEY)
+        .env("DELTA_LLM_BACKOFF_MS", "0")
+        .env("NO_COLOR", "1");
+    command
+}
+
+/// Writes the recorder agent into `dir/agent`.
+pub fn write_recorder(dir: &Path) {
+    for (name, text) in [
+        ("agent/agent.yaml", RECORDER),
+        ("agent/system_prompt.md", "You record steps.\n"),
+        ("agent/context.yaml", crate::harness::DEFAULT_CONTEXT_YAML),
+    ] {
+        let path = dir.join(name);
+        fs::create_dir_all(path.parent().expect("parent")).expect("create agent dir");
+        fs::write(path, text).expect("write agent file");
+    }
+}
