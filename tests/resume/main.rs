@@ -11,6 +11,7 @@ mod fixture;
 mod harness;
 mod janitor;
 mod list_runs;
+mod orchestration;
 mod state_table;
 #[allow(dead_code)]
 mod support;
