@@ -94,11 +94,17 @@ steps:
     assert_eq!(ids.len(), 5);
     for id in &ids {
         assert!(id.starts_with("map-"), "{id}");
-        assert_eq!(fs::read_to_string(work.join(format!("{id}.result"))).unwrap(), "mapped");
+        assert_eq!(
+            fs::read_to_string(work.join(format!("{id}.result"))).unwrap(),
+            "mapped"
+        );
         assert_eq!(RunDir::new(&work, id).status(), "COMPLETED");
     }
     assert_eq!(map_model.requests().len(), 10);
-    assert_eq!(fs::read_to_string(work.join("ledger.txt")).unwrap(), "mapped\n".repeat(5));
+    assert_eq!(
+        fs::read_to_string(work.join("ledger.txt")).unwrap(),
+        "mapped\n".repeat(5)
+    );
 
     let listed = Command::new(env!("CARGO_BIN_EXE_delta"))
         .args(["list-runs", "-w"])
@@ -133,14 +139,27 @@ steps:
     let executor_model = mock("steps:\n  - message: {content: done, repeat: 3}\n");
     let dir = tempfile::tempdir().unwrap();
     let bare = "name: NAME\nllm:\n  model: test-model\n";
-    agent(&dir.path().join("planner"), &bare.replace("NAME", "planner"), &planner_model);
-    agent(&dir.path().join("executor"), &bare.replace("NAME", "executor"), &executor_model);
+    agent(
+        &dir.path().join("planner"),
+        &bare.replace("NAME", "planner"),
+        &planner_model,
+    );
+    agent(
+        &dir.path().join("executor"),
+        &bare.replace("NAME", "executor"),
+        &executor_model,
+    );
     let out = script(dir.path(), "plan-execute.sh", &["Design the system"], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 3, "{stdout}");
-    assert!(stdout.lines().all(|l| l.contains("\"status\":\"COMPLETED\"")), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .all(|l| l.contains("\"status\":\"COMPLETED\"")),
+        "{stdout}"
+    );
     let mut tasks: Vec<String> = executor_model
         .requests()
         .iter()
