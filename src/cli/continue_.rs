@@ -27,24 +27,31 @@ use crate::output::{RunResult, render_json, render_raw, render_text};
 use crate::resume::{self, ContinueOptions, ResumeError, ResumeReport};
 use crate::run::RunId;
 
+/// The long description of `--help` (set on the subcommand, whose doc comment would
+/// otherwise replace it).
+pub(super) const LONG_ABOUT: &str = concat!(
+    "Continue an existing run where it stood: the same journal, the same run directory, a ",
+    "fresh iteration budget, the agent's configuration as it is now.\n",
+    "\n",
+    "What the run's status needs:\n",
+    "  INTERRUPTED        nothing; -m adds an instruction\n",
+    "  WAITING_FOR_INPUT  the answer: -m, or interaction/response.txt in the run directory\n",
+    "  COMPLETED, FAILED  -m: the next instruction\n",
+    "  RUNNING            refused while its process is alive; after a crash or kill -9\n",
+    "                     the Janitor cleans it up (another host: --force)\n",
+    "\n",
+    "A tool call that was in progress when the process died is answered with an error and ",
+    "never run again.\n",
+    "\n",
+    "Exit codes as for `delta run`: 0 COMPLETED, 1 FAILED or iteration budget spent, 101 ",
+    "WAITING_FOR_INPUT, 126 configuration error, 130 interrupted; 2 when the command line ",
+    "lacks what the run needs (--run-id, -m); 1 when the run cannot be continued (unknown id, ",
+    "still active, other host).",
+);
+
 /// Arguments of `delta continue`.
 #[derive(Debug, Args)]
 #[command(
-    long_about = "Continue an existing run where it stood: the same journal, the same run \
-        directory, a fresh iteration budget, the agent's configuration as it is now.\n\n\
-        What the run's status needs:\n  \
-        INTERRUPTED        nothing; -m adds an instruction\n  \
-        WAITING_FOR_INPUT  the answer: -m, or interaction/response.txt in the run directory\n  \
-        COMPLETED, FAILED  -m: the next instruction\n  \
-        RUNNING            the Janitor checks the recorded process: a live one is refused; \
-        a dead one (killed, crashed) is cleaned up and the run continues. A run started on \
-        another host needs --force.\n\n\
-        A tool call that was in progress when the process died is answered with an error and \
-        never run again.\n\n\
-        Exit codes as for `delta run`: 0 COMPLETED, 1 FAILED or iteration budget spent, 101 \
-        WAITING_FOR_INPUT, 126 configuration error, 130 interrupted; 2 when the command line \
-        lacks what the run needs (--run-id, -m); 1 when the run cannot be continued (unknown \
-        id, still active, other host).",
     after_help = render::examples(&[
         ("Resume an interrupted (or killed) run", "delta continue --run-id 20251014_043012_a1b2c3 -w ./work"),
         ("Answer the question a paused run asks", "delta continue --run-id ID -w ./work -m \"yes, proceed\""),

@@ -13,15 +13,18 @@ use crate::output::{
 };
 use crate::run::RunStatus;
 
-/// Arguments of `delta list-runs`.
-#[derive(Debug, Args)]
-#[command(
-    long_about = "List the runs of a workspace, most recently updated first.\n\n\
+/// The long description of `--help` (set on the subcommand, whose doc comment would
+/// otherwise replace it).
+pub(super) const LONG_ABOUT: &str = "List the runs of a workspace, most recently updated first.\n\n\
         Text output has one line per run: id, status, the task's first line and how long \
         ago the run was last updated. A run whose metadata.json cannot be read is listed \
         as UNREADABLE with the reason, never skipped. With --first only the most recent \
         matching run is printed: its bare id in text and raw formats (for $(...)), an \
-        array of one in JSON. No runs: empty output and exit code 0.",
+        array of one in JSON. No runs: empty output and exit code 0.";
+
+/// Arguments of `delta list-runs`.
+#[derive(Debug, Args)]
+#[command(
     after_help = render::examples(&[
         ("All runs of a workspace", "delta list-runs -w ./work"),
         ("Runs that `delta continue` accepts", "delta list-runs -w ./work --resumable"),

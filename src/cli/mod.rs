@@ -50,8 +50,10 @@ enum Command {
     /// Create a new agent directory from a template.
     Init(init::InitArgs),
     /// Continue an existing run: resume, answer its question, extend or retry it.
+    #[command(long_about = continue_::LONG_ABOUT)]
     Continue(continue_::ContinueArgs),
     /// List the runs of a workspace, most recently updated first.
+    #[command(long_about = list_runs::LONG_ABOUT)]
     ListRuns(list_runs::ListRunsArgs),
     /// Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace.
     Run(run::RunArgs),
