@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod context;
 pub mod engine;
+pub mod hooks;
 pub mod journal;
 pub mod llm;
 pub mod output;

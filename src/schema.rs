@@ -6,6 +6,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::Value;
 
 use crate::config::raw::{AgentYaml, ContextYaml, HooksYaml, ImportedToolsYaml};
+use crate::hooks::{HookContext, HookControl};
 use crate::journal::Event;
 use crate::output::{RunListingArray, RunResult};
 use crate::run::{InteractionRequest, Metadata};
@@ -24,6 +25,8 @@ pub fn all() -> Vec<(&'static str, Value)> {
             "imported-tools.schema.json",
             root::<ImportedToolsYaml>(None),
         ),
+        ("hook-context.schema.json", written::<HookContext>()),
+        ("hook-control.schema.json", root::<HookControl>(None)),
         ("journal-event.schema.json", written::<Event>()),
         ("metadata.schema.json", written::<Metadata>()),
         ("run-result.schema.json", written::<RunResult>()),

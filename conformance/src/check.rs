@@ -63,6 +63,19 @@ pub fn flag_value<'w>(words: &'w [String], flags: &[&str]) -> Option<&'w str> {
     found
 }
 
+/// The commands of the sessions implementation (seed 000 §2.3.2) whose output has a schema,
+/// `schemas/sessions-{command}.schema.json`.
+pub const SESSIONS_COMMANDS: &[&str] = &["start", "exec", "end", "list", "cleanup"];
+
+/// The sessions command of a `sessions` step's words: the first of [`SESSIONS_COMMANDS`]
+/// (options such as `--sessions-dir DIR` may come before it, a command text after it).
+pub fn sessions_subcommand(words: &[String]) -> Option<&str> {
+    words
+        .iter()
+        .map(String::as_str)
+        .find(|word| SESSIONS_COMMANDS.contains(word))
+}
+
 /// Every failed check of a step: first those every step gets, then its expectations.
 pub fn check_step(ctx: &StepContext<'_>, expect: &Expect) -> Vec<Mismatch> {
     let outcome = ctx.outcome;
@@ -102,10 +115,10 @@ pub fn check_step(ctx: &StepContext<'_>, expect: &Expect) -> Vec<Mismatch> {
         });
     }
     if let Some(m) = &expect.stdout {
-        out.extend(m.check("stdout", &outcome.stdout, ctx.vars));
+        out.extend(m.check("stdout", &outcome.stdout, ctx.vars, ctx.schemas));
     }
     if let Some(m) = &expect.stderr {
-        out.extend(m.check("stderr", &outcome.stderr, ctx.vars));
+        out.extend(m.check("stderr", &outcome.stderr, ctx.vars, ctx.schemas));
     }
     if let Some(m) = &expect.metadata {
         out.extend(check_metadata(m, &run, ctx.vars));
@@ -114,13 +127,13 @@ pub fn check_step(ctx: &StepContext<'_>, expect: &Expect) -> Vec<Mismatch> {
         out.extend(check_journal(m, &run, ctx.vars));
     }
     if let Some(m) = &expect.requests {
-        out.extend(check_requests(m, ctx.record_file, ctx.vars));
+        out.extend(check_requests(m, ctx.record_file, ctx.vars, ctx.schemas));
     }
     for m in &expect.tool_executions {
         out.extend(check_tool_execution(m, &run, ctx.vars));
     }
     for m in &expect.files {
-        out.extend(check_file(m, ctx.vars));
+        out.extend(check_file(m, ctx.vars, ctx.schemas));
     }
     if let Some(count) = expect.run_count {
         let found = run_dirs(&ctx.delta_dir);
@@ -276,10 +289,13 @@ fn always(ctx: &StepContext<'_>, run: &RunFiles<'_>) -> Vec<Mismatch> {
             Err(err) => out.push(Mismatch::new("journal.jsonl", "exists", err.clone())),
         }
     }
+    if command == Command::Sessions {
+        out.extend(check_sessions_output(ctx));
+    }
     let kind = match command {
         Command::Run | Command::Continue => Some(schemas::RUN_RESULT),
         Command::ListRuns => Some(schemas::LIST_RUNS),
-        Command::ToolExpand | Command::Exec => None,
+        Command::ToolExpand | Command::Exec | Command::Sessions => None,
     };
     if let Some(kind) = kind
         && flag_value(ctx.words, &["--format"]) == Some("json")
@@ -300,6 +316,39 @@ fn always(ctx: &StepContext<'_>, run: &RunFiles<'_>) -> Vec<Mismatch> {
         }
     }
     out
+}
+
+/// A sessions command prints exactly one JSON document, whatever happens (docs/sessions.md
+/// "Output"): its command's `sessions-{command}` document when it exits 0, else the
+/// `sessions-error` document. Help and version are the only plain-text outputs.
+fn check_sessions_output(ctx: &StepContext<'_>) -> Vec<Mismatch> {
+    let asks_for_text = ctx
+        .words
+        .iter()
+        .any(|w| matches!(w.as_str(), "-h" | "--help" | "-V" | "--version"));
+    if asks_for_text {
+        return Vec::new();
+    }
+    let kind = match (ctx.outcome.code, sessions_subcommand(ctx.words)) {
+        (Some(0), Some(command)) => format!("sessions-{command}"),
+        (Some(0), None) => return Vec::new(),
+        (Some(_) | None, _) => "sessions-error".to_string(),
+    };
+    let expected = format!(
+        "is one document matching {}",
+        ctx.schemas.path_of(&kind).display()
+    );
+    match validate::validate_document(&ctx.outcome.stdout, false, &kind, ctx.schemas) {
+        Ok(problems) => problems
+            .iter()
+            .map(|p| Mismatch::new("stdout (delta-sessions)", &expected, p.to_string()))
+            .collect(),
+        Err(err) => vec![Mismatch::new(
+            "stdout (delta-sessions)",
+            &expected,
+            err.to_string(),
+        )],
+    }
 }
 
 fn check_fields(
@@ -407,7 +456,12 @@ fn check_event(m: &EventExpect, run: &RunFiles<'_>, vars: &Vars) -> Vec<Mismatch
     }
 }
 
-fn check_requests(m: &RequestsExpect, record: Option<&Path>, vars: &Vars) -> Vec<Mismatch> {
+fn check_requests(
+    m: &RequestsExpect,
+    record: Option<&Path>,
+    vars: &Vars,
+    schemas: &SchemaSet,
+) -> Vec<Mismatch> {
     let Some(record) = record else {
         return vec![Mismatch::new(
             "LLM requests",
@@ -437,11 +491,16 @@ fn check_requests(m: &RequestsExpect, record: Option<&Path>, vars: &Vars) -> Vec
             continue;
         };
         if let Some(text) = &item.text {
-            out.extend(text.check(&format!("{what} text"), &mock::request_text(request), vars));
+            out.extend(text.check(
+                &format!("{what} text"),
+                &mock::request_text(request),
+                vars,
+                schemas,
+            ));
         }
         let body = request.get("body").cloned().unwrap_or(Value::Null);
         if let Some(text) = &item.body {
-            out.extend(text.check(&format!("{what} body"), &body.to_string(), vars));
+            out.extend(text.check(&format!("{what} body"), &body.to_string(), vars, schemas));
         }
         out.extend(check_fields(
             &format!("{what} body"),
@@ -484,7 +543,9 @@ fn check_tool_execution(m: &ToolExecutionExpect, run: &RunFiles<'_>, vars: &Vars
     for (name, matcher) in [("stdout.log", &m.stdout), ("stderr.log", &m.stderr)] {
         if let Some(matcher) = matcher {
             match read(name) {
-                Ok(text) => out.extend(matcher.check(&format!("{what} {name}"), &text, vars)),
+                Ok(text) => {
+                    out.extend(matcher.check(&format!("{what} {name}"), &text, vars, run.schemas))
+                }
                 Err(mismatch) => out.push(mismatch),
             }
         }
@@ -503,7 +564,7 @@ fn check_tool_execution(m: &ToolExecutionExpect, run: &RunFiles<'_>, vars: &Vars
     out
 }
 
-fn check_file(m: &FileExpect, vars: &Vars) -> Vec<Mismatch> {
+fn check_file(m: &FileExpect, vars: &Vars, schemas: &SchemaSet) -> Vec<Mismatch> {
     let path = vars.expand(&m.path);
     let must_exist = m.exists || m.text.is_some();
     let exists = Path::new(&path).exists();
@@ -519,7 +580,7 @@ fn check_file(m: &FileExpect, vars: &Vars) -> Vec<Mismatch> {
         return Vec::new();
     };
     match std::fs::read_to_string(&path) {
-        Ok(content) => text.check(&path, &content, vars),
+        Ok(content) => text.check(&path, &content, vars, schemas),
         Err(err) => vec![Mismatch::new(&path, "can be read", err.to_string())],
     }
 }
@@ -616,13 +677,19 @@ mod tests {
         vars.set("tmp", dir.path().to_string_lossy());
         let exists: FileExpect =
             serde_saphyr::from_str("{path: '{tmp}/f', text: {equals: hello}}").unwrap();
-        assert!(check_file(&exists, &vars).is_empty());
+        assert!(check_file(&exists, &vars, &SchemaSet::empty()).is_empty());
         let absent: FileExpect =
             serde_saphyr::from_str("{path: '{tmp}/f', exists: false}").unwrap();
-        assert_eq!(check_file(&absent, &vars)[0].observed, "present");
+        assert_eq!(
+            check_file(&absent, &vars, &SchemaSet::empty())[0].observed,
+            "present"
+        );
         let missing: FileExpect = serde_saphyr::from_str("{path: '{tmp}/g'}").unwrap();
         assert_eq!(
-            check_file(&missing, &vars)[0].expected.rsplit(' ').next(),
+            check_file(&missing, &vars, &SchemaSet::empty())[0]
+                .expected
+                .rsplit(' ')
+                .next(),
             Some("exists")
         );
     }

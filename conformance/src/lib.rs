@@ -16,6 +16,7 @@ pub mod locate;
 pub mod locate_line;
 pub mod matcher;
 pub mod mock;
+pub mod reap;
 pub mod report;
 pub mod runner;
 pub mod scenario;

@@ -50,6 +50,20 @@ pub fn sibling_or_on_path(name: &str) -> Option<PathBuf> {
     sibling.or_else(|| on_path(name))
 }
 
+/// The default sessions implementation for an implementation command line: `name`
+/// beside the first word of `words` that is a path to a file (`target/debug/delta` →
+/// `target/debug/delta-sessions`; `sh wrapper.sh /x/delta` → `/x/delta-sessions`), else
+/// `name` on `PATH`. Bare program names (`node`) are not looked beside: the sessions
+/// program of some other installation would be tested instead.
+pub fn beside_implementation(words: &[String], name: &str) -> Option<PathBuf> {
+    words
+        .iter()
+        .filter(|word| word.contains('/') && Path::new(word).is_file())
+        .filter_map(|word| Path::new(word).parent().map(|dir| dir.join(name)))
+        .find(|candidate| is_executable(candidate))
+        .or_else(|| on_path(name))
+}
+
 /// A program on `PATH`.
 pub fn on_path(name: &str) -> Option<PathBuf> {
     if name.contains('/') {
@@ -98,6 +112,39 @@ mod tests {
     fn programs_are_found_on_path() {
         assert!(on_path("sh").is_some());
         assert!(on_path("no-such-program-delta-conformance").is_none());
+    }
+
+    #[test]
+    fn a_program_is_found_beside_the_first_file_of_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let write = |path: &Path, mode: u32| {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::write(path, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        write(&dir.path().join("wrapper.sh"), 0o644);
+        write(&bin.join("engine"), 0o755);
+        write(&bin.join("helper"), 0o755);
+        let text = |p: &Path| p.to_string_lossy().into_owned();
+        let words = [
+            "sh".to_string(),
+            text(&dir.path().join("wrapper.sh")),
+            text(&bin.join("engine")),
+        ];
+        assert_eq!(
+            beside_implementation(&words, "helper"),
+            Some(bin.join("helper"))
+        );
+        assert_eq!(beside_implementation(&words[..2], "helper-nowhere"), None);
+        // Not beside a bare name: `sh` is on PATH, but its directory is not searched.
+        assert_eq!(beside_implementation(&words[..1], "helper"), None);
+        assert_eq!(
+            beside_implementation(&words[..1], "sh"),
+            on_path("sh"),
+            "PATH is the fallback"
+        );
     }
 
     #[test]

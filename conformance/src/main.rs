@@ -13,7 +13,7 @@ use delta_conformance::report;
 use delta_conformance::runner::RunnerConfig;
 use delta_conformance::schemas::{self, SchemaSet};
 use delta_conformance::suite::{self, Selection};
-use delta_conformance::{locate, validate};
+use delta_conformance::{locate, scenario, validate};
 
 /// Black-box conformance runner for Delta Engine implementations.
 ///
@@ -55,6 +55,11 @@ struct RunArgs {
     /// (e.g. "target/debug/delta" or "node dist/index.js").
     #[arg(long = "impl", value_name = "COMMAND")]
     implementation: String,
+    /// The implementation's delta-sessions command, split like --impl, for `sessions`
+    /// steps and for agents whose tools run `delta-sessions`. Default: `delta-sessions`
+    /// beside the first file named in --impl, else on PATH.
+    #[arg(long, value_name = "COMMAND")]
+    impl_sessions: Option<String>,
     /// Run only scenarios with this tag (repeatable: any of them).
     #[arg(long, value_name = "TAG")]
     tag: Vec<String>,
@@ -227,16 +232,28 @@ fn load_selected(
     Ok((fixtures, selected))
 }
 
-fn run(args: RunArgs) -> Result<u8, Fatal> {
-    let words = shlex::split(&args.implementation)
+/// A command-line option's command, split into words with existing relative paths made
+/// absolute (scenarios run in their own directories).
+fn command_words(flag: &str, line: &str) -> Result<Vec<String>, Fatal> {
+    let words = shlex::split(line)
         .filter(|w| !w.is_empty())
         .ok_or_else(|| {
             Fatal::new(
-                format!("cannot split --impl {:?} into words", args.implementation),
-                "quote it like a shell command, e.g. --impl \"node dist/index.js\"",
+                format!("cannot split {flag} {line:?} into words"),
+                format!("quote it like a shell command, e.g. {flag} \"node dist/index.js\""),
             )
         })?;
-    let implementation = locate::absolutize_command(&words);
+    Ok(locate::absolutize_command(&words))
+}
+
+fn run(args: RunArgs) -> Result<u8, Fatal> {
+    let implementation = command_words("--impl", &args.implementation)?;
+    // Not finding one is no error: the scenarios that need it are skipped, saying why.
+    let sessions = match &args.impl_sessions {
+        Some(line) => Some(command_words("--impl-sessions", line)?),
+        None => locate::beside_implementation(&implementation, scenario::SESSIONS_PROGRAM)
+            .map(|path| vec![path.to_string_lossy().into_owned()]),
+    };
     let schemas = schema_set(args.locations.schemas.as_deref())?;
     schemas.require(schemas::RUNNER_KINDS).map_err(|e| {
         Fatal::new(
@@ -264,6 +281,7 @@ fn run(args: RunArgs) -> Result<u8, Fatal> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
     let config = RunnerConfig {
         implementation,
+        sessions,
         mock_llm,
         fixtures,
         schemas: Arc::new(schemas),

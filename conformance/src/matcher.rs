@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use crate::schemas::SchemaSet;
+use crate::validate;
 use crate::vars::Vars;
 
 /// One failed check: the expectation in words and what was observed instead.
@@ -76,6 +78,10 @@ pub struct TextMatch {
     /// must satisfy its matcher.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json: Option<BTreeMap<String, ValueMatch>>,
+    /// The text must be one JSON document valid against `schemas/NAME.schema.json`, e.g.
+    /// `sessions-exec`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
 }
 
 /// Checks on the JSON value at one pointer. Every given check must hold; unless `exists:
@@ -211,8 +217,9 @@ impl ExitMatch {
 }
 
 impl TextMatch {
-    /// Every check that fails on `text`; `what` names the text in messages.
-    pub fn check(&self, what: &str, text: &str, vars: &Vars) -> Vec<Mismatch> {
+    /// Every check that fails on `text`; `what` names the text in messages. `schemas`
+    /// serves the `schema` check.
+    pub fn check(&self, what: &str, text: &str, vars: &Vars, schemas: &SchemaSet) -> Vec<Mismatch> {
         let mut out = Vec::new();
         if let Some(equals) = &self.equals {
             let expected = vars.expand(equals);
@@ -270,6 +277,17 @@ impl TextMatch {
                     "is one JSON document",
                     format!("{err}: {}", quote(text)),
                 )),
+            }
+        }
+        if let Some(kind) = &self.schema {
+            let expected = format!("matches {}", schemas.path_of(kind).display());
+            match validate::validate_document(text, false, kind, schemas) {
+                Ok(problems) => out.extend(
+                    problems
+                        .iter()
+                        .map(|p| Mismatch::new(what, &expected, p.to_string())),
+                ),
+                Err(err) => out.push(Mismatch::new(what, &expected, err.to_string())),
             }
         }
         out
@@ -435,12 +453,17 @@ mod tests {
         serde_saphyr::from_str(yaml).unwrap()
     }
 
+    /// `check` without schemas, for the matchers that need none.
+    fn check(m: &TextMatch, what: &str, text: &str, vars: &Vars) -> Vec<Mismatch> {
+        m.check(what, text, vars, &SchemaSet::empty())
+    }
+
     #[test]
     fn text_checks_all_hold_or_each_mismatch_is_reported() {
         let vars = Vars::default();
         let m = text("{contains: [a, b], not_contains: z, regex: '\\Aa', empty: false}");
-        assert!(m.check("stdout", "a b", &vars).is_empty());
-        let failed = m.check("stdout", "zb", &vars);
+        assert!(check(&m, "stdout", "a b", &vars).is_empty());
+        let failed = check(&m, "stdout", "zb", &vars);
         let expected: Vec<_> = failed.iter().map(|m| m.expected.as_str()).collect();
         assert_eq!(
             expected,
@@ -459,11 +482,9 @@ mod tests {
         let m = text(
             "json: {/status: {equals: COMPLETED}, /result: {type: object}, /error: {exists: false}}",
         );
-        assert!(
-            m.check("stdout", r#"{"status":"COMPLETED","result":{}}"#, &vars)
-                .is_empty()
-        );
-        let failed = m.check(
+        assert!(check(&m, "stdout", r#"{"status":"COMPLETED","result":{}}"#, &vars).is_empty());
+        let failed = check(
+            &m,
             "stdout",
             r#"{"status":"FAILED","result":"x","error":1}"#,
             &vars,
@@ -478,8 +499,39 @@ mod tests {
             ]
         );
         assert_eq!(
-            m.check("stdout", "log line\n{}", &vars)[0].expected,
+            check(&m, "stdout", "log line\n{}", &vars)[0].expected,
             "stdout is one JSON document"
+        );
+    }
+
+    #[test]
+    fn schema_checks_validate_the_text_as_one_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = json!({"type": "object", "required": ["status"],
+                            "properties": {"status": {"enum": ["active"]}}});
+        std::fs::write(dir.path().join("doc.schema.json"), schema.to_string()).unwrap();
+        let schemas = SchemaSet::load(dir.path()).unwrap();
+        let vars = Vars::default();
+        let m = text("{schema: doc}");
+        assert!(
+            m.check("stdout", r#"{"status": "active"}"#, &vars, &schemas)
+                .is_empty()
+        );
+        let wrong = m.check("stdout", r#"{"status": "gone"}"#, &vars, &schemas);
+        assert_eq!(wrong.len(), 1, "{wrong:?}");
+        assert!(wrong[0].expected.ends_with("doc.schema.json"), "{wrong:?}");
+        assert!(
+            wrong[0].observed.starts_with("line 1: /status: "),
+            "{wrong:?}"
+        );
+        let two = m.check("stdout", "{\"status\": \"active\"}\n{}", &vars, &schemas);
+        assert!(two[0].observed.contains("not valid JSON"), "{two:?}");
+        let unknown = text("{schema: nope}").check("stdout", "{}", &vars, &schemas);
+        assert!(
+            unknown[0]
+                .observed
+                .contains("nope.schema.json does not exist"),
+            "{unknown:?}"
         );
     }
 
@@ -515,8 +567,8 @@ mod tests {
         let mut vars = Vars::default();
         vars.set("tmp", "/t.1");
         let m = text("{equals: '{tmp}/a', regex: '\\A{tmp}/a\\z'}");
-        assert!(m.check("f", "/t.1/a", &vars).is_empty());
-        assert_eq!(m.check("f", "/tx1/a", &vars).len(), 2);
+        assert!(check(&m, "f", "/t.1/a", &vars).is_empty());
+        assert_eq!(check(&m, "f", "/tx1/a", &vars).len(), 2);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Running one scenario: its throw-away directory, agent copy, mock-llm, setup files and
 //! canaries, then its steps in order (stopping at the first failing step), then the
-//! canaries.
+//! canaries; and, for a scenario that uses the sessions implementation, that
+//! implementation on PATH and its sessions ended afterwards.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,8 +13,11 @@ use crate::check::{self, StepContext, flag_value};
 use crate::exec::{self, Invocation, PlannedSignal};
 use crate::matcher::Mismatch;
 use crate::mock::{self, MockLlm};
+use crate::reap;
 use crate::report::{Failure, ScenarioResult, Status};
-use crate::scenario::{Action, CanaryState, LlmEndpoint, LoadedScenario, Scenario, Step};
+use crate::scenario::{
+    Action, CanaryState, Command, LlmEndpoint, LoadedScenario, SESSIONS_PROGRAM, Scenario, Step,
+};
 use crate::schemas::SchemaSet;
 use crate::vars::Vars;
 
@@ -26,6 +30,9 @@ pub const API_KEY: &str = "sk-delta-conformance-0000000000000000";
 pub struct RunnerConfig {
     /// The implementation's command line (relative paths already made absolute).
     pub implementation: Vec<String>,
+    /// The sessions implementation's command line (`delta-sessions`), when there is one.
+    /// Scenarios that need it are skipped without it.
+    pub sessions: Option<Vec<String>>,
     /// The mock-llm program.
     pub mock_llm: PathBuf,
     /// The fixtures directory (holding `agents/`).
@@ -55,7 +62,7 @@ pub async fn run_scenario(loaded: &LoadedScenario, config: &RunnerConfig) -> Sce
         duration_ms: 0,
         dir: None,
     };
-    if let Some(reason) = skip_reason(scenario) {
+    if let Some(reason) = skip_reason(scenario, config) {
         result.status = Status::Skip;
         result.reason = Some(reason);
         return result;
@@ -89,13 +96,20 @@ pub async fn run_scenario(loaded: &LoadedScenario, config: &RunnerConfig) -> Sce
     result
 }
 
-fn skip_reason(scenario: &Scenario) -> Option<String> {
+fn skip_reason(scenario: &Scenario, config: &RunnerConfig) -> Option<String> {
     if let Some(reason) = &scenario.skip {
         return Some(reason.clone());
+    }
+    if scenario.needs_sessions() && config.sessions.is_none() {
+        return Some(format!(
+            "no {SESSIONS_PROGRAM} implementation: none beside the --impl program or on PATH; \
+             pass --impl-sessions COMMAND"
+        ));
     }
     scenario
         .requires
         .iter()
+        .filter(|program| *program != SESSIONS_PROGRAM)
         .find(|program| crate::locate::on_path(program).is_none())
         .map(|program| format!("`{program}` is not on PATH"))
 }
@@ -177,6 +191,22 @@ async fn run_in(loaded: &LoadedScenario, config: &RunnerConfig, root: &Path) -> 
     }
 
     let mut env = base_env(config, &dirs, &base_url);
+    let sessions = config
+        .sessions
+        .as_deref()
+        .filter(|_| scenario.needs_sessions());
+    if let Some(sessions) = sessions {
+        match install_sessions_shim(sessions, &dirs) {
+            Ok(bin) => prepend_path(&mut env, &bin),
+            Err(err) => {
+                stop(mock).await;
+                return vec![setup_failure(
+                    &format!("put {SESSIONS_PROGRAM} on PATH"),
+                    err.to_string(),
+                )];
+            }
+        }
+    }
     env.extend(
         scenario
             .env
@@ -197,6 +227,10 @@ async fn run_in(loaded: &LoadedScenario, config: &RunnerConfig, root: &Path) -> 
         }
     }
     stop(mock).await;
+    if let Some(sessions) = sessions {
+        end_sessions(sessions, &dirs, &env).await;
+        failures.extend(reap_leftovers(&dirs).await);
+    }
     // A damaged canary is worth reporting even after a failed step: it is the evidence of
     // an injection. Whether one meant to be destroyed was is only known after every step.
     let all_steps_ran = failures.is_empty();
@@ -373,6 +407,120 @@ fn check_canaries(scenario: &Scenario, vars: &Vars, all_steps_ran: bool) -> Vec<
         .collect()
 }
 
+/// Writes `{tmp}/.conformance/bin/delta-sessions`, a script that runs the sessions
+/// implementation, and returns its directory: an agent's tools find `delta-sessions` on
+/// PATH whatever command line the implementation has (`node dist/sessions.js` too).
+fn install_sessions_shim(sessions: &[String], dirs: &Dirs) -> std::io::Result<PathBuf> {
+    let bin = dirs.runner.join("bin");
+    let command = shlex::try_join(sessions.iter().map(String::as_str))
+        .map_err(|err| std::io::Error::new(std::io::ErrorKind::InvalidInput, err))?;
+    let script = format!(
+        "#!/bin/sh\n# delta-conformance: the sessions implementation under test.\nexec {command} \"$@\"\n"
+    );
+    write_file(&bin.join(SESSIONS_PROGRAM), &script, true)?;
+    Ok(bin)
+}
+
+fn prepend_path(env: &mut Vec<(String, String)>, dir: &Path) {
+    let dir = dir.to_string_lossy();
+    match env.iter_mut().find(|(name, _)| name == "PATH") {
+        Some((_, path)) => *path = format!("{dir}:{path}"),
+        None => env.push(("PATH".to_string(), dir.into_owned())),
+    }
+}
+
+/// How long each teardown command may take.
+const TEARDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `SESSIONS ARGS` in `cwd`, for the teardown.
+fn teardown_invocation(
+    sessions: &[String],
+    args: Vec<String>,
+    cwd: &Path,
+    env: &[(String, String)],
+) -> Option<Invocation> {
+    let (program, fixed) = sessions.split_first()?;
+    Some(Invocation {
+        program: program.clone(),
+        args: fixed.iter().cloned().chain(args).collect(),
+        cwd: cwd.to_path_buf(),
+        env: env.to_vec(),
+        stdin: None,
+        timeout: TEARDOWN_TIMEOUT,
+        signal: None,
+    })
+}
+
+/// Ends every session a scenario left running, so that no shell outlives it (a session
+/// leaves the step's process group on purpose). Through the commands of the spec: `list`
+/// in `{tmp}` and in `{workspace}`, whose `.sessions/` directories hold the sessions of
+/// `sessions` steps and of an agent's tools, then `end` for each active one. Sessions a
+/// scenario keeps elsewhere (`--sessions-dir`) it must end itself.
+async fn end_sessions(sessions: &[String], dirs: &Dirs, env: &[(String, String)]) {
+    for dir in [&dirs.root, &dirs.workspace] {
+        if !dir.is_dir() {
+            continue;
+        }
+        let Some(list) = teardown_invocation(sessions, vec!["list".into()], dir, env) else {
+            return;
+        };
+        let listed = exec::run(list).await;
+        let Ok(Value::Array(entries)) = serde_json::from_str::<Value>(&listed.stdout) else {
+            continue;
+        };
+        let active = entries
+            .iter()
+            .filter(|entry| entry.get("status").and_then(Value::as_str) == Some("active"))
+            .filter_map(|entry| entry.get("session_id").and_then(Value::as_str));
+        for id in active {
+            let args = vec!["end".to_string(), id.to_string()];
+            if let Some(end) = teardown_invocation(sessions, args, dir, env) {
+                // Best effort: a session that will not end is the implementation's failure
+                // to report, not the runner's to fix.
+                let _ignored = exec::run(end).await;
+            }
+        }
+    }
+}
+
+/// How long processes may take to finish exiting once their sessions were ended.
+const REAP_GRACE: Duration = Duration::from_secs(2);
+
+/// Once the sessions are ended nothing may be left running in the scenario's directory:
+/// what is (a session's interpreter or background job that `end` missed, or a session
+/// that could not be listed) is a failure of the scenario, and is killed.
+async fn reap_leftovers(dirs: &Dirs) -> Option<Failure> {
+    let deadline = Instant::now() + REAP_GRACE;
+    let mut left = reap::inside(&dirs.root);
+    while !left.is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        left = reap::inside(&dirs.root);
+    }
+    if left.is_empty() {
+        return None;
+    }
+    reap::kill_all(&left);
+    Some(Failure {
+        step: None,
+        expected: format!(
+            "no process is left running in {} once its sessions are ended",
+            dirs.root.display()
+        ),
+        observed: left
+            .iter()
+            .map(|p| {
+                // An interpreter's command line can hold a whole script.
+                let mut command: String = p.command.chars().take(160).collect();
+                if command.len() < p.command.len() {
+                    command.push_str(" …");
+                }
+                format!("pid {} ({command})", p.pid)
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    })
+}
+
 fn base_env(config: &RunnerConfig, dirs: &Dirs, base_url: &str) -> Vec<(String, String)> {
     let text = |p: &Path| p.to_string_lossy().into_owned();
     let mut env: Vec<(String, String)> = vec![
@@ -418,8 +566,21 @@ async fn run_step(
                     )];
                 }
             };
-            let Some((program, fixed)) = config.implementation.split_first() else {
-                return vec![Mismatch::new("the implementation", "is a command", "empty")];
+            let base = match command {
+                Command::Sessions => config.sessions.as_deref().unwrap_or_default(),
+                Command::Run
+                | Command::Continue
+                | Command::ListRuns
+                | Command::ToolExpand
+                | Command::Exec => config.implementation.as_slice(),
+            };
+            let Some((program, fixed)) = base.split_first() else {
+                let what = if command == Command::Sessions {
+                    "the sessions implementation"
+                } else {
+                    "the implementation"
+                };
+                return vec![Mismatch::new(what, "is a command", "none")];
             };
             let mut all: Vec<String> = fixed.to_vec();
             all.extend(command.prefix().iter().map(ToString::to_string));
@@ -477,6 +638,14 @@ async fn run_step(
         }
         Some(_) | None => None,
     };
+    if command == Some(Command::Sessions)
+        && outcome.code == Some(0)
+        && check::sessions_subcommand(&words) == Some("start")
+        && let Ok(started) = serde_json::from_str::<Value>(&outcome.stdout)
+        && let Some(id) = started.get("session_id").and_then(Value::as_str)
+    {
+        vars.set("session_id", id);
+    }
     let ctx = StepContext {
         command,
         words: &words,

@@ -35,6 +35,8 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip: Option<String>,
     /// Programs that must be on PATH; when one is missing the scenario is skipped.
+    /// `delta-sessions` means the sessions implementation (`--impl-sessions`), which the
+    /// runner then puts on PATH under that name (for agents whose tools run it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<String>,
     /// A directory under `fixtures/agents/`, copied to `{agent}` before the first step.
@@ -66,6 +68,19 @@ pub struct Scenario {
     pub env: BTreeMap<String, String>,
     /// The commands, in order.
     pub steps: Vec<Step>,
+}
+
+/// The program name under which the sessions implementation is known: in `requires`, and
+/// on the PATH of scenarios that need it.
+pub const SESSIONS_PROGRAM: &str = "delta-sessions";
+
+impl Scenario {
+    /// Whether the scenario runs the sessions implementation: a `sessions` step, or
+    /// `delta-sessions` in `requires` (an agent whose tools run it).
+    pub fn needs_sessions(&self) -> bool {
+        self.requires.iter().any(|p| p == SESSIONS_PROGRAM)
+            || self.steps.iter().any(|step| step.sessions.is_some())
+    }
 }
 
 /// Where the implementation's LLM requests go.
@@ -135,8 +150,8 @@ impl Args {
     }
 }
 
-/// One step: exactly one action (`run`, `continue`, `list-runs`, `tool-expand`, `exec` or
-/// `shell`), its options, and its expectations.
+/// One step: exactly one action (`run`, `continue`, `list-runs`, `tool-expand`, `exec`,
+/// `sessions` or `shell`), its options, and its expectations.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("oneOf" = [
@@ -145,6 +160,7 @@ impl Args {
     {"required": ["list-runs"]},
     {"required": ["tool-expand"]},
     {"required": ["exec"]},
+    {"required": ["sessions"]},
     {"required": ["shell"]}
 ]))]
 pub struct Step {
@@ -170,6 +186,11 @@ pub struct Step {
     /// `IMPL ARGS`: any other command of the implementation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec: Option<Args>,
+    /// `SESSIONS ARGS`: the implementation's `delta-sessions` (`--impl-sessions`), e.g.
+    /// `start`, `[exec, "{session_id}", "pwd"]`. Its stdout is checked against the
+    /// `sessions-*` schemas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<Args>,
     /// `sh -c SCRIPT` in `{tmp}` (not the implementation), e.g. to prepare or inspect
     /// files. Unless `expect.exit` says otherwise it must exit 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,6 +226,8 @@ pub enum Command {
     ToolExpand,
     /// Any other command line.
     Exec,
+    /// A command of the `delta-sessions` implementation.
+    Sessions,
 }
 
 impl Command {
@@ -215,7 +238,7 @@ impl Command {
             Self::Continue => &["continue"],
             Self::ListRuns => &["list-runs"],
             Self::ToolExpand => &["tool", "expand"],
-            Self::Exec => &[],
+            Self::Exec | Self::Sessions => &[],
         }
     }
 
@@ -227,6 +250,7 @@ impl Command {
             Self::ListRuns => "list-runs",
             Self::ToolExpand => "tool-expand",
             Self::Exec => "exec",
+            Self::Sessions => "sessions",
         }
     }
 
@@ -255,6 +279,7 @@ impl Step {
             (Command::ListRuns, &self.list_runs),
             (Command::ToolExpand, &self.tool_expand),
             (Command::Exec, &self.exec),
+            (Command::Sessions, &self.sessions),
         ];
         for (command, args) in impls {
             if let Some(args) = args {
@@ -267,7 +292,7 @@ impl Step {
         match found.as_slice() {
             [(_, action)] => Ok(*action),
             [] => Err(
-                "a step needs one of run, continue, list-runs, tool-expand, exec, shell"
+                "a step needs one of run, continue, list-runs, tool-expand, exec, sessions, shell"
                     .to_string(),
             ),
             several => Err(format!(
@@ -289,7 +314,11 @@ impl Step {
         let what = match self.action() {
             Ok(Action::Impl(command, args)) => {
                 let words = args.words().unwrap_or_default();
-                let mut shown: Vec<&str> = command.prefix().to_vec();
+                let mut shown: Vec<&str> = if command == Command::Sessions {
+                    vec![SESSIONS_PROGRAM]
+                } else {
+                    command.prefix().to_vec()
+                };
                 shown.extend(words.iter().take(3).map(String::as_str));
                 let more = if words.len() > 3 { " …" } else { "" };
                 format!("{}{more}", shown.join(" "))
@@ -372,6 +401,38 @@ pub struct Expect {
     /// Texts that no file under a directory may contain (e.g. the API key).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub no_file_contains: Vec<NoFileContains>,
+}
+
+impl Expect {
+    /// Every text matcher, with the kind of text it is for (for load-time checks).
+    pub fn text_matchers(&self) -> Vec<(&'static str, &TextMatch)> {
+        let mut all: Vec<(&'static str, &TextMatch)> = Vec::new();
+        all.extend(self.stdout.iter().map(|t| ("stdout", t)));
+        all.extend(self.stderr.iter().map(|t| ("stderr", t)));
+        all.extend(
+            self.files
+                .iter()
+                .flat_map(|f| &f.text)
+                .map(|t| ("files", t)),
+        );
+        for exec in &self.tool_executions {
+            all.extend(
+                [&exec.stdout, &exec.stderr]
+                    .into_iter()
+                    .flatten()
+                    .map(|t| ("tool_executions", t)),
+            );
+        }
+        for request in self.requests.iter().flat_map(|r| r.items.iter()) {
+            all.extend(
+                [&request.text, &request.body]
+                    .into_iter()
+                    .flatten()
+                    .map(|t| ("requests", t)),
+            );
+        }
+        all
+    }
 }
 
 /// Checks on `metadata.json`.
@@ -693,25 +754,8 @@ fn check_regexes(at: &str, expect: &Expect) -> Result<(), String> {
         sample.set(name, "/tmp/sample.1");
     }
     let mut all: Vec<(&str, &str)> = Vec::new();
-    let texts = [
-        ("stdout", expect.stdout.as_ref()),
-        ("stderr", expect.stderr.as_ref()),
-    ];
-    for (what, text) in texts {
-        all.extend(text.iter().flat_map(|t| t.regexes()).map(|r| (what, r)));
-    }
-    for file in &expect.files {
-        all.extend(
-            file.text
-                .iter()
-                .flat_map(|t| t.regexes())
-                .map(|r| ("files", r)),
-        );
-    }
-    for exec in &expect.tool_executions {
-        for text in [&exec.stdout, &exec.stderr].into_iter().flatten() {
-            all.extend(text.regexes().into_iter().map(|r| ("tool_executions", r)));
-        }
+    for (what, text) in expect.text_matchers() {
+        all.extend(text.regexes().into_iter().map(|r| (what, r)));
     }
     let value_matchers = expect
         .metadata
@@ -729,9 +773,6 @@ fn check_regexes(at: &str, expect: &Expect) -> Result<(), String> {
             .map(|r| ("value", r)),
     );
     for request in expect.requests.iter().flat_map(|r| r.items.iter()) {
-        for text in [&request.text, &request.body].into_iter().flatten() {
-            all.extend(text.regexes().into_iter().map(|r| ("requests", r)));
-        }
         all.extend(
             request
                 .json

@@ -95,9 +95,34 @@ pub fn load_dir(dir: &Path, schemas: &SchemaSet) -> Result<Vec<LoadedScenario>, 
                 });
             }
         }
+        check_schema_names(&scenario, schemas)?;
         loaded.push(scenario);
     }
     Ok(loaded)
+}
+
+/// Every `schema:` a text matcher names must be a schema of the set (when one is loaded:
+/// `list` may run without), so a typo fails the load instead of a scenario.
+fn check_schema_names(loaded: &LoadedScenario, schemas: &SchemaSet) -> Result<(), SuiteError> {
+    if schemas.kinds().next().is_none() {
+        return Ok(());
+    }
+    for (i, step) in loaded.scenario.steps.iter().enumerate() {
+        for (what, matcher) in step.expect.text_matchers() {
+            if let Some(kind) = &matcher.schema
+                && !schemas.has(kind)
+            {
+                return Err(SuiteError::Scenario(ScenarioError::Invalid {
+                    path: loaded.path.clone(),
+                    message: format!(
+                        "steps[{i}].expect ({what}): schema {kind:?}: {} does not exist",
+                        schemas.path_of(kind).display()
+                    ),
+                }));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Which scenarios to run.

@@ -20,6 +20,10 @@ pub const NAMES: &[(&str, &str)] = &[
     ("home", "HOME of every process: {tmp}/home"),
     ("run_id", "the run id of the latest run/continue step"),
     (
+        "session_id",
+        "the session_id printed by the latest successful `sessions: start` step",
+    ),
+    (
         "base_url",
         "the mock-llm base URL, http://127.0.0.1:PORT/v1",
     ),

@@ -186,7 +186,7 @@ impl ContinueArgs {
             let shutdown = Shutdown::on_signals().map_err(RunError::Runtime)?;
             let resumed = resume::take_over(&workspace, &run_id, &options)?;
             report_takeover(&resumed.report);
-            let mut active = engine::resume_run(resumed);
+            let mut active = engine::resume_run(resumed, &agent);
             if self.interactive {
                 active = active.with_human(Arc::new(TerminalHuman));
             }

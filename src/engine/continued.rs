@@ -3,13 +3,16 @@
 //! journal.
 
 use super::{ActiveRun, EngineLog};
+use crate::config::Agent;
+use crate::hooks::HookRunner;
 use crate::resume::{Entry, Resumed};
 
-/// The run `resumed` as an [`ActiveRun`], its takeover recorded in `engine.log`. The lock,
-/// the journal writer (at its next seq) and the RUNNING metadata come from the takeover;
-/// the iteration budget is the metadata's fresh `max_iterations`.
+/// The run `resumed` as an [`ActiveRun`] of `agent` (as configured now), its takeover
+/// recorded in `engine.log`. The lock, the journal writer (at its next seq) and the
+/// RUNNING metadata come from the takeover; the iteration budget is the metadata's fresh
+/// `max_iterations`.
 #[must_use]
-pub fn resume_run(resumed: Resumed) -> ActiveRun {
+pub fn resume_run(resumed: Resumed, agent: &Agent) -> ActiveRun {
     let Resumed {
         paths,
         lock,
@@ -64,6 +67,7 @@ pub fn resume_run(resumed: Resumed) -> ActiveRun {
         metadata.hostname,
         metadata.max_iterations
     ));
+    let hooks = HookRunner::new(agent.hooks.clone(), &paths);
     ActiveRun {
         paths,
         _lock: lock,
@@ -71,5 +75,6 @@ pub fn resume_run(resumed: Resumed) -> ActiveRun {
         metadata,
         log,
         human: None,
+        hooks,
     }
 }

@@ -14,6 +14,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::{ActiveRun, EngineError, EngineEvent, Observer, Shutdown, StopSignal, parse_arguments};
+use crate::hooks::{ToolCallInfo, ToolResultInfo};
 use crate::journal::{
     ActionRequest, ActionResult, ActionStatus, EventPayload, HumanInputReceived, HumanInputRequest,
     ToolCall,
@@ -33,6 +34,18 @@ pub trait HumanInput: Send + Sync + fmt::Debug {
     /// The run is stopping (a signal) while [`HumanInput::ask`] still waits: undo what the
     /// question changed (e.g. terminal echo turned off for a password).
     fn abandon(&self);
+}
+
+/// What the ACTION_RESULT of an `ask_human` call needs besides its status and text.
+struct Reply<'a> {
+    /// The call, as the hooks see it.
+    call: ToolCallInfo<'a>,
+    /// When the call began.
+    started: Instant,
+    /// The answer is secret: not shown on the live stream.
+    hidden: bool,
+    /// The `pre_tool_execution` hook blocked the question.
+    blocked: bool,
 }
 
 /// How an `ask_human` call ended for the loop.
@@ -97,7 +110,9 @@ impl ActiveRun {
         self
     }
 
-    /// Step 7 for an `ask_human` call.
+    /// Step 7 for an `ask_human` call. Like any tool call it has an ACTION_REQUEST and,
+    /// once answered, an ACTION_RESULT, and passes the `pre_tool_execution` (which may
+    /// block the question) and `post_tool_execution` hooks.
     pub(super) async fn ask_human(
         &mut self,
         call: &ToolCall,
@@ -107,12 +122,13 @@ impl ActiveRun {
         let started = Instant::now();
         let action_id = uuid::Uuid::new_v4().to_string();
         let parsed = parse_arguments(&call.arguments);
+        let tool_args = parsed.clone().unwrap_or_default();
         self.journal
             .append(EventPayload::ActionRequest(ActionRequest {
                 action_id: action_id.clone(),
                 tool_call_id: call.id.clone(),
                 tool_name: call.name.clone(),
-                tool_args: parsed.clone().unwrap_or_default(),
+                tool_args: tool_args.clone(),
                 resolved_command: None,
             }))?;
         observer.on_event(&EngineEvent::ToolStarted {
@@ -121,18 +137,33 @@ impl ActiveRun {
             arguments: call.arguments.clone(),
             command: None,
         });
+        let hook_call = ToolCallInfo {
+            action_id: &action_id,
+            tool_call_id: &call.id,
+            tool_name: &call.name,
+            tool_args: &tool_args,
+            resolved_command: None,
+        };
+        let mut reply = Reply {
+            call: hook_call,
+            started,
+            hidden: false,
+            blocked: false,
+        };
+        if let Some(observation) = self
+            .pre_tool_execution(hook_call, observer, shutdown)
+            .await?
+        {
+            reply.blocked = true;
+            self.answer(&reply, ActionStatus::Error, observation, observer, shutdown)
+                .await?;
+            return Ok(Asked::Answered);
+        }
         let (prompt, input_type, sensitive) = match parsed.and_then(|args| question(&args)) {
             Ok(question) => question,
             Err(observation) => {
-                self.answer(
-                    call,
-                    &action_id,
-                    ActionStatus::Error,
-                    observation,
-                    false,
-                    started,
-                    observer,
-                )?;
+                self.answer(&reply, ActionStatus::Error, observation, observer, shutdown)
+                    .await?;
                 return Ok(Asked::Answered);
             }
         };
@@ -150,7 +181,7 @@ impl ActiveRun {
             input_type,
             sensitive,
         };
-        let hidden = sensitive || input_type == InputType::Password;
+        reply.hidden = sensitive || input_type == InputType::Password;
 
         let answer = match self.human.clone() {
             None => None,
@@ -180,15 +211,8 @@ impl ActiveRun {
                         "Error: the run was interrupted by {signal} while waiting for the \
                          human's answer; no answer was given."
                     );
-                    self.answer(
-                        call,
-                        &action_id,
-                        ActionStatus::Error,
-                        observation,
-                        false,
-                        started,
-                        observer,
-                    )?;
+                    self.answer(&reply, ActionStatus::Error, observation, observer, shutdown)
+                        .await?;
                     return Ok(Asked::Stopped(signal));
                 }
             },
@@ -200,15 +224,8 @@ impl ActiveRun {
                         request_id: action_id.clone(),
                         response: text.clone(),
                     }))?;
-                self.answer(
-                    call,
-                    &action_id,
-                    ActionStatus::Success,
-                    text,
-                    hidden,
-                    started,
-                    observer,
-                )?;
+                self.answer(&reply, ActionStatus::Success, text, observer, shutdown)
+                    .await?;
                 Ok(Asked::Answered)
             }
             None => {
@@ -222,50 +239,53 @@ impl ActiveRun {
         }
     }
 
-    /// Journals the ACTION_RESULT of an `ask_human` call and reports it.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one private call shape, used three times"
-    )]
-    fn answer(
+    /// Journals the ACTION_RESULT of an `ask_human` call, reports it, and runs the
+    /// `post_tool_execution` hook.
+    async fn answer(
         &mut self,
-        call: &ToolCall,
-        action_id: &str,
+        reply: &Reply<'_>,
         status: ActionStatus,
         observation: String,
-        hidden: bool,
-        started: Instant,
         observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
     ) -> Result<(), EngineError> {
+        let call = reply.call;
         let exit_code = match status {
             ActionStatus::Success => Some(0),
             ActionStatus::Failed | ActionStatus::Error => None,
         };
         self.journal
             .append(EventPayload::ActionResult(ActionResult {
-                action_id: action_id.to_owned(),
-                tool_call_id: call.id.clone(),
+                action_id: call.action_id.to_owned(),
+                tool_call_id: call.tool_call_id.to_owned(),
                 status,
                 observation_content: observation.clone(),
                 exit_code,
-                execution_ref: action_id.to_owned(),
+                execution_ref: call.action_id.to_owned(),
             }))?;
         self.log.info(&format!(
-            "action {action_id}: ask_human {}",
+            "action {}: ask_human {}",
+            call.action_id,
             match status {
                 ActionStatus::Success => "answered",
                 ActionStatus::Failed | ActionStatus::Error => "ended with ERROR",
             }
         ));
         observer.on_event(&EngineEvent::ToolFinished {
-            action_id: action_id.to_owned(),
-            tool_name: call.name.clone(),
+            action_id: call.action_id.to_owned(),
+            tool_name: call.tool_name.to_owned(),
             status,
             exit_code,
-            elapsed: started.elapsed(),
-            observation: shown(&observation, hidden),
+            elapsed: reply.started.elapsed(),
+            observation: shown(&observation, reply.hidden),
         });
-        Ok(())
+        let result = ToolResultInfo {
+            status,
+            exit_code,
+            observation: &observation,
+        };
+        self.post_tool_execution(call, result, reply.blocked, observer, shutdown)
+            .await
     }
 
     fn warn(&mut self, observer: &mut dyn Observer, message: &str) {

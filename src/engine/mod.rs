@@ -25,6 +25,7 @@
 mod act;
 mod continued;
 mod event;
+mod hooks;
 mod human;
 mod log;
 mod observation;
@@ -47,6 +48,7 @@ pub use shutdown::{Shutdown, ShutdownTrigger, StopSignal};
 
 use crate::config::{Agent, LlmConfig, load_context};
 use crate::context::{ContextEnv, build_context};
+use crate::hooks::{HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
 use crate::journal::{
     ActionRequest, ActionResult, ActionStatus, EventPayload, FsyncPolicy, Journal, JournalError,
     RunEnd, RunStart, Thought, ToolCall, read_journal,
@@ -125,6 +127,7 @@ pub struct ActiveRun {
     log: EngineLog,
     /// Answers `ask_human` at once (`-i`); without it the run pauses for the answer.
     human: Option<Arc<dyn HumanInput>>,
+    hooks: HookRunner,
 }
 
 /// Creates the run: one atomic `mkdir` of `.delta/{run_id}` (the uniqueness check, so an
@@ -170,6 +173,7 @@ pub fn start_run(new: NewRun<'_>) -> Result<ActiveRun, EngineError> {
         metadata.pid
     ));
     Ok(ActiveRun {
+        hooks: HookRunner::new(new.agent.hooks.clone(), &paths),
         paths,
         _lock: lock,
         journal,
@@ -230,6 +234,7 @@ impl ActiveRun {
                 Stop::Failed(ErrorInfo::new(ErrorType::EngineError, error.to_string()))
             }
         };
+        self.end_hooks(&stop, observer, &mut shutdown).await;
         self.finish(stop, observer)?;
         Ok(self.paths)
     }
@@ -278,12 +283,15 @@ impl ActiveRun {
                 max_iterations: budget,
             });
             self.log.info(&format!("iteration {iteration} started"));
+            self.hook(HookEvent::OnIterationStart, observer, shutdown)
+                .await?;
 
             let messages = match self.think_context(agent, observer, shutdown).await? {
                 Ok(messages) => messages,
                 Err(stop) => return Ok(stop),
             };
             let body = build_request(&agent.llm.model, &messages, &tools, &params);
+            let body = self.pre_llm_request(body, observer, shutdown).await?;
             let completion = match self
                 .call_llm(agent, llm, iteration, &body, observer, shutdown)
                 .await?
@@ -312,10 +320,6 @@ impl ActiveRun {
                 content: content.clone(),
                 tool_calls: tool_calls.len(),
             });
-            if tool_calls.is_empty() {
-                return Ok(Stop::Completed(result_value(&content)));
-            }
-
             for call in &tool_calls {
                 if let Some(signal) = shutdown.requested() {
                     return Ok(interrupted(signal));
@@ -330,6 +334,11 @@ impl ActiveRun {
                 if let Some(signal) = self.act(agent, call, observer, shutdown).await? {
                     return Ok(interrupted(signal));
                 }
+            }
+            self.hook(HookEvent::OnIterationEnd, observer, shutdown)
+                .await?;
+            if tool_calls.is_empty() {
+                return Ok(Stop::Completed(result_value(&content)));
             }
             self.metadata.touch(Timestamp::now());
             write_metadata(&self.paths.metadata(), &self.metadata)?;
@@ -519,6 +528,9 @@ impl ActiveRun {
             usage: completion.usage,
             retries: completion.attempts.len(),
         });
+        let body = &completion.raw_body;
+        self.hook(HookEvent::PostLlmResponse { body }, observer, shutdown)
+            .await?;
         Ok(Ok(Answer {
             invocation_id,
             message: completion.message,
@@ -582,7 +594,7 @@ impl ActiveRun {
                 action_id: action_id.clone(),
                 tool_call_id: call.id.clone(),
                 tool_name: call.name.clone(),
-                tool_args,
+                tool_args: tool_args.clone(),
                 resolved_command: command.clone(),
             }))?;
         observer.on_event(&EngineEvent::ToolStarted {
@@ -591,6 +603,20 @@ impl ActiveRun {
             arguments: call.arguments.clone(),
             command: command.clone(),
         });
+        let hook_call = ToolCallInfo {
+            action_id: &action_id,
+            tool_call_id: &call.id,
+            tool_name: &call.name,
+            tool_args: &tool_args,
+            resolved_command: command.as_deref(),
+        };
+        let blocked = self
+            .pre_tool_execution(hook_call, observer, shutdown)
+            .await?;
+        let resolved = match blocked.clone() {
+            Some(observation) => Resolved::Refused { observation },
+            None => resolved,
+        };
 
         let record_dir = self.paths.tool_execution_dir(&action_id);
         let full_output_ref = format!("io/tool_executions/{action_id}/");
@@ -608,7 +634,7 @@ impl ActiveRun {
                     result = run_process(&invocation.argv, stdin, &options) => Ok(result),
                     signal = shutdown.wait() => Err(signal),
                 };
-                let command = command.unwrap_or_default();
+                let command = command.clone().unwrap_or_default();
                 match outcome {
                     Ok(Ok(outcome)) => {
                         write_execution(&record_dir, &command, &outcome)?;
@@ -684,13 +710,20 @@ impl ActiveRun {
             exit_code.map_or_else(|| "none".to_owned(), |c| c.to_string())
         ));
         observer.on_event(&EngineEvent::ToolFinished {
-            action_id,
+            action_id: action_id.clone(),
             tool_name: call.name.clone(),
             status,
             exit_code,
             elapsed: duration,
-            observation,
+            observation: observation.clone(),
         });
+        let result = ToolResultInfo {
+            status,
+            exit_code,
+            observation: &observation,
+        };
+        self.post_tool_execution(hook_call, result, blocked.is_some(), observer, shutdown)
+            .await?;
         Ok(stopped_by)
     }
 

@@ -34,6 +34,10 @@ struct Cli {
 enum Cmd {
     /// Start a session: bash (default), another POSIX shell, or python3.
     Start {
+        /// Use this session id (`sess_` and 12 lowercase hex digits) instead of a generated
+        /// one, e.g. so that a script knows it in advance; fails if the id is in use.
+        #[arg(long, value_name = "SESSION_ID")]
+        id: Option<String>,
         /// The interpreter: a name on PATH or a path.
         #[arg(default_value = "bash")]
         command: String,
@@ -97,10 +101,11 @@ fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), SessionsError> {
     };
     let sessions = Sessions::new(&dir)?;
     match cli.command {
-        Cmd::Start { command } => {
+        Cmd::Start { id, command } => {
+            let id = id.as_deref().map(SessionId::parse).transpose()?;
             let exe = std::env::current_exe()
                 .map_err(|e| SessionsError::io("locate", "the delta-sessions binary", e))?;
-            emit(out, &sessions.start(&command, &exe)?);
+            emit(out, &sessions.start(&command, id.as_ref(), &exe)?);
         }
         Cmd::Exec {
             timeout,

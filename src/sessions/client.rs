@@ -51,11 +51,17 @@ impl Sessions {
         &self.dir
     }
 
-    /// Starts a session running `command` in the current directory. `holder_exe` is the
-    /// `delta-sessions` binary, re-executed as the session's holder.
-    pub fn start(&self, command: &str, holder_exe: &Path) -> Result<StartOutput, SessionsError> {
+    /// Starts a session running `command` in the current directory, with the caller's
+    /// `id` or, when `None`, a generated one. `holder_exe` is the `delta-sessions` binary,
+    /// re-executed as the session's holder.
+    pub fn start(
+        &self,
+        command: &str,
+        id: Option<&SessionId>,
+        holder_exe: &Path,
+    ) -> Result<StartOutput, SessionsError> {
         fs::create_dir_all(&self.dir).map_err(|e| SessionsError::io("create", &self.dir, e))?;
-        let paths = self.create_session_dir()?;
+        let paths = self.create_session_dir(id)?;
         // Held until the holder is up, so `cleanup` leaves the half-made session alone.
         let _lock = store::lock_exclusive(&paths)?;
         let log = OpenOptions::new()
@@ -112,14 +118,26 @@ impl Sessions {
         }
     }
 
-    fn create_session_dir(&self) -> Result<SessionPaths, SessionsError> {
+    fn create_session_dir(
+        &self,
+        chosen: Option<&SessionId>,
+    ) -> Result<SessionPaths, SessionsError> {
         let mut attempts = 0;
         loop {
-            let paths = SessionPaths::new(&self.dir, &SessionId::generate());
+            let id = chosen.cloned().unwrap_or_else(SessionId::generate);
+            let paths = SessionPaths::new(&self.dir, &id);
             // mkdir is atomic: it is the uniqueness check. Private, because history.log
             // and the socket give access to whatever the session's commands can reach.
             match fs::DirBuilder::new().mode(0o700).create(&paths.dir) {
                 Ok(()) => return Ok(paths),
+                // A chosen id names one session for good: an ended one keeps it until
+                // `cleanup` removes its directory, so output can never be misattributed.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && chosen.is_some() => {
+                    return Err(SessionsError::IdInUse {
+                        id,
+                        dir: self.dir.clone(),
+                    });
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 8 => {
                     attempts += 1;
                 }

@@ -11,6 +11,9 @@ pub enum SessionsError {
     /// An id given on the command line does not have the `sess_` + 12 hex digits shape.
     #[error("invalid session id '{0}'")]
     InvalidId(String),
+    /// `start --id` named an id that a session in the directory already has.
+    #[error("session {id} already exists in {}", dir.display())]
+    IdInUse { id: SessionId, dir: PathBuf },
     /// The sessions directory holds no session with this id.
     #[error("no session {id} in {}", dir.display())]
     UnknownSession { id: SessionId, dir: PathBuf },
@@ -63,6 +66,9 @@ impl SessionsError {
             Self::InvalidId(_) => "session ids look like sess_0123456789ab: use the session_id \
                 printed by `delta-sessions start` (`delta-sessions list` shows them all)"
                 .to_owned(),
+            Self::IdInUse { .. } => "choose another id, or leave out --id to get a generated \
+                one; an ended session keeps its id until `delta-sessions cleanup` removes it"
+                .to_owned(),
             Self::UnknownSession { .. } => {
                 "run `delta-sessions list` to see the sessions here, or \
                 `delta-sessions start` to create one; pass --sessions-dir if the session was \
@@ -101,7 +107,8 @@ impl SessionsError {
     pub fn exit_code(&self) -> i32 {
         match self {
             Self::InvalidId(_) | Self::NoCommand | Self::NulInCommand => 2,
-            Self::UnknownSession { .. }
+            Self::IdInUse { .. }
+            | Self::UnknownSession { .. }
             | Self::Ended { .. }
             | Self::NotRunning { .. }
             | Self::Lost { .. }

@@ -5,6 +5,7 @@
 mod support;
 
 mod bash;
+mod chosen_ids;
 mod concurrency;
 mod errors;
 mod lifecycle;

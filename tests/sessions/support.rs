@@ -88,6 +88,16 @@ impl Workspace {
         id
     }
 
+    /// Runs `start` with `args` (options and interpreter); a session it starts is ended
+    /// when the workspace is dropped, like those of [`Workspace::start`].
+    pub fn start_with(&self, args: &[&str]) -> Run {
+        let run = self.run(&[&["start"], args].concat());
+        if let (0, Some(id)) = (run.code, run.json["session_id"].as_str()) {
+            self.started.lock().unwrap().push(id.to_owned());
+        }
+        run
+    }
+
     /// Runs `command` (as an argument) in session `id`; the exec itself must succeed.
     pub fn exec(&self, id: &str, command: &str) -> Value {
         self.exec_args(&["exec", id, command])

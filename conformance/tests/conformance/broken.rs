@@ -49,11 +49,17 @@ fn values_spliced_into_the_shell_script_fail_the_injection_scenarios() {
 }
 
 /// A journal line without `seq`: every scenario whose run writes a journal of two lines
-/// or more fails its schema check; configuration rejections write none.
+/// or more fails its schema check; configuration rejections write none, and neither do
+/// scenarios that only drive delta-sessions.
 #[test]
 fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
     let no_journal = [
         "run-id-invalid-refused",
+        "sessions-bash-state-persists",
+        "sessions-errors-are-json",
+        "sessions-exec-timeout",
+        "sessions-json-contract",
+        "sessions-python-state-persists",
         "v17-1.1-exec-rejects-pipe",
         "v17-1.2-exec-rejects-redirect",
         "v17-3.2-raw-rejected-in-exec",
@@ -83,6 +89,8 @@ fn exit_zero_on_failure_fails_the_failure_scenarios() {
             "continue-unknown-run-id",
             "format-json-failed-run",
             "format-raw-empty-on-failure",
+            "hooks-on-error-and-run-end-on-failure",
+            "hooks-on-run-end-after-budget",
             "janitor-live-owner-refused",
             "janitor-other-host",
             "janitor-pid-reused",
@@ -138,4 +146,17 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "v17-7.3-undefined-parameter",
         ],
     );
+}
+
+/// hooks.yaml ignored: every hook scenario fails, and no other.
+#[test]
+fn an_engine_without_hooks_fails_the_hook_scenarios() {
+    let names = scenarios_without_tag(Some("slow"));
+    let must_fail: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|name| name.starts_with("hooks-"))
+        .collect();
+    assert_eq!(must_fail.len(), 7);
+    check("no-hooks.sh", &must_fail);
 }

@@ -13,6 +13,7 @@
 mod broken;
 mod cli;
 mod schema;
+mod sessions;
 mod suite;
 mod support;
 mod validate;

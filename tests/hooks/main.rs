@@ -1,0 +1,23 @@
+//! Tests of lifecycle hooks: the hook runner against real processes in temporary
+//! directories (files and environment a hook sees, step numbering, effects, failures),
+//! and the built `delta` against mock-llm (hook points, steering, resilience).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[allow(dead_code)]
+#[path = "../cli/harness.rs"]
+mod harness;
+#[allow(dead_code)]
+#[path = "../e2e/support.rs"]
+mod run_support;
+
+mod code_reviewer;
+mod docs;
+mod effects;
+mod failures;
+mod lifecycle;
+mod protocol;
+mod resilience;
+mod schemas;
+mod secrets;
+mod steering;
+mod support;
