@@ -279,3 +279,37 @@ steps:
         .collect();
     assert_eq!(answers, vec![json!("one"), json!("two")]);
 }
+
+#[test]
+fn a_pre_tool_execution_hook_can_block_the_question_and_post_sees_the_answer() {
+    let model = mock(ASKS_COLOUR);
+    let hooks = r#"
+pre_tool_execution:
+  command: ["sh", "-c", "printf '%s\n' '{\"skip\": true, \"observation\": \"Do not ask; use blue.\"}' > \"${DELTA_HOOK_IO_PATH}output/control.json\""]
+"#;
+    let run = delta(recorder().file("agent/hooks.yaml", hooks), &model)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "Ask me."])
+        .args(["--run-id", "ask-8"])
+        .run()
+        .code(0)
+        .stdout_has("Noted.");
+    let files = RunDir::new(&run.path().join("ws"), "ask-8");
+    assert_sound(&files, "COMPLETED").unwrap();
+    let result = &files.payloads("ACTION_RESULT")[0];
+    assert_eq!(result["status"], "ERROR");
+    assert_eq!(result["observation_content"], "Do not ask; use blue.");
+    assert!(files.payloads("HUMAN_INPUT_REQUEST").is_empty());
+    assert!(!files.dir.join("interaction").exists());
+
+    let model = mock(ASKS_COLOUR);
+    let hooks = r#"
+post_tool_execution:
+  command: ["sh", "-c", "printf '%s=%s\n' \"$TOOL_NAME\" \"$TOOL_RESULT\" >> answers.log"]
+"#;
+    let run = delta(recorder().file("agent/hooks.yaml", hooks), &model)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "Ask me.", "-i"])
+        .stdin(Stdin::Text("ochre\n".to_owned()))
+        .run()
+        .code(0);
+    assert_eq!(run.read("ws/answers.log"), "ask_human=ochre\n");
+}
