@@ -14,6 +14,7 @@ pub mod hooks;
 pub mod journal;
 pub mod llm;
 pub mod output;
+pub mod resume;
 pub mod run;
 pub mod schema;
 pub mod sessions;

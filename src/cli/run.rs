@@ -17,6 +17,7 @@ use clap::{Args, ValueEnum, ValueHint};
 
 use super::error::CliError;
 use super::exit::Exit;
+use super::human::{TerminalHuman, print_pause_guidance};
 use super::render;
 use super::stream::StreamRenderer;
 use crate::config::{self, Agent};
@@ -80,8 +81,8 @@ pub struct RunArgs {
     #[arg(short, long)]
     verbose: bool,
 
-    /// Interactive mode: ask_human questions are asked on the terminal (ask_human is not
-    /// answered in this version; the model is told to proceed without it).
+    /// Interactive mode: ask_human questions are asked on the terminal instead of pausing
+    /// the run (exit 101) for `delta continue`.
     #[arg(short, long)]
     interactive: bool,
 
@@ -111,7 +112,7 @@ pub enum Format {
     Raw,
 }
 
-fn parse_run_id(text: &str) -> Result<RunId, String> {
+pub(super) fn parse_run_id(text: &str) -> Result<RunId, String> {
     RunId::parse(text).map_err(|error| error.to_string())
 }
 
@@ -230,7 +231,10 @@ impl RunArgs {
             // Installed before the run exists, so that no signal can leave it RUNNING;
             // after the workspace question, so that Ctrl+C there still just quits.
             let shutdown = Shutdown::on_signals().map_err(RunError::Runtime)?;
-            let active = self.start(&agent, &chosen, max_iterations, fsync)?;
+            let mut active = self.start(&agent, &chosen, max_iterations, fsync)?;
+            if self.interactive {
+                active = active.with_human(std::sync::Arc::new(TerminalHuman));
+            }
             let mut renderer = StreamRenderer::stderr(self.verbose);
             let paths = active.drive(&agent, &llm, &mut renderer, shutdown).await?;
             Ok::<_, RunError>(paths)
@@ -242,6 +246,7 @@ impl RunArgs {
             Format::Json => render_json(&result),
             Format::Raw => render_raw(&result),
         };
+        print_pause_guidance(&result);
         render::stdout(&text)?;
         Ok(exit_for(result.exit_code()))
     }
@@ -337,13 +342,15 @@ fn ask_reuse(previous: &str) -> Result<bool, RunError> {
     Ok(!matches!(answer.as_str(), "n" | "no"))
 }
 
-fn env_var(name: &str) -> Option<String> {
+pub(super) fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
 /// The client's retry settings, with the `DELTA_LLM_*` overrides (used by tests and by
 /// users behind slow or flaky endpoints).
-fn client_settings(env: impl Fn(&str) -> Option<String>) -> Result<ClientSettings, RunError> {
+pub(super) fn client_settings(
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ClientSettings, RunError> {
     let mut settings = ClientSettings::default();
     let number = |variable: &'static str, min: u64| -> Result<Option<u64>, RunError> {
         let Some(value) = env(variable) else {
@@ -374,7 +381,7 @@ fn client_settings(env: impl Fn(&str) -> Option<String>) -> Result<ClientSetting
     Ok(settings)
 }
 
-fn exit_for(code: i32) -> Exit {
+pub(super) fn exit_for(code: i32) -> Exit {
     match code {
         0 => Exit::Success,
         101 => Exit::WaitingForInput,

@@ -44,12 +44,6 @@ pub fn ask_human_schema() -> Value {
     })
 }
 
-/// The observation for an `ask_human` call until human input is implemented.
-pub const ASK_HUMAN_UNAVAILABLE: &str = "Error: ask_human cannot be answered in this version of \
-    delta: human input is not supported yet, and no one will see the question. Proceed \
-    without it: make the most reasonable assumption, state it in your final answer, and do \
-    not call ask_human again.";
-
 /// A tool call resolved against the agent's tools, before anything runs.
 #[derive(Debug)]
 pub enum Resolved<'a> {
@@ -98,17 +92,13 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// Finds the tool and builds its invocation; every failure is an observation.
+/// Finds the tool and builds its invocation; every failure is an observation. (`ask_human`
+/// never gets here: the loop answers it itself, see `human`.)
 pub fn resolve<'a>(
     tools: &'a [ToolSpec],
     name: &str,
     args: Result<&Map<String, Value>, &str>,
 ) -> Resolved<'a> {
-    if name == ASK_HUMAN_TOOL {
-        return Resolved::Refused {
-            observation: ASK_HUMAN_UNAVAILABLE.to_owned(),
-        };
-    }
     let Some(spec) = tools.iter().find(|tool| tool.name == name) else {
         let mut available: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
         available.push(ASK_HUMAN_TOOL);
@@ -272,15 +262,6 @@ mod tests {
             "Error: there is no tool named 'nope'. Available tools: ask_human. Call one of \
              these instead."
         );
-    }
-
-    #[test]
-    fn ask_human_is_refused_with_guidance() {
-        let Resolved::Refused { observation } = resolve(&[], ASK_HUMAN_TOOL, Ok(&Map::new()))
-        else {
-            panic!("ask_human ran");
-        };
-        assert_eq!(observation, ASK_HUMAN_UNAVAILABLE);
     }
 
     fn outcome(exit_code: Option<i32>, signal: Option<i32>, timed_out: bool) -> ProcessOutcome {

@@ -11,6 +11,8 @@
 //! - the model answers without tool calls: COMPLETED, its text (or the JSON object/array
 //!   the text parses as) is the result;
 //! - the iteration budget is spent: INTERRUPTED, `error.type` `MaxIterationsReached`;
+//! - the model calls `ask_human` and nobody answers at once (no `-i`): WAITING_FOR_INPUT,
+//!   the question in `interaction/request.json` for `delta continue`;
 //! - SIGINT/SIGTERM ([`Shutdown`]): the LLM call or tool in flight is abandoned (its
 //!   process group killed), a dangling ACTION_REQUEST gets an ERROR result, INTERRUPTED
 //!   with `error.type` `Interrupted`;
@@ -21,20 +23,25 @@
 //! order, before [`ActiveRun::drive`] returns; the caller prints from the metadata on disk.
 
 mod act;
+mod continued;
 mod event;
 mod hooks;
+mod human;
 mod log;
 mod observation;
 mod shutdown;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use act::{ASK_HUMAN_UNAVAILABLE, ask_human_schema, parse_arguments};
+pub use act::{ask_human_schema, parse_arguments};
+pub use continued::resume_run;
 pub use event::{EngineEvent, NoObserver, Observer};
+pub use human::HumanInput;
 pub use log::{EngineLog, Level};
 pub use observation::{Ending, OBSERVATION_LIMIT_CHARS, cap_observation, format_observation};
 pub use shutdown::{Shutdown, ShutdownTrigger, StopSignal};
@@ -54,8 +61,9 @@ use crate::run::{
     ErrorInfo, ErrorType, Metadata, MetadataInit, ProcessIdentity, RunId, RunLock, RunPaths,
     RunStateError, Timestamp, create_run, write_metadata,
 };
-use crate::tool::{ProcessOutcome, ToolSpec, run_process};
+use crate::tool::{ASK_HUMAN_TOOL, ProcessOutcome, ToolSpec, run_process};
 use act::{ExecutionRecord, Resolved, exit_text, observe, process_options, resolve};
+use human::Asked;
 
 /// Iterations a run may take when neither `--max-iterations` nor agent.yaml says.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 30;
@@ -117,6 +125,8 @@ pub struct ActiveRun {
     journal: Journal,
     metadata: Metadata,
     log: EngineLog,
+    /// Answers `ask_human` at once (`-i`); without it the run pauses for the answer.
+    human: Option<Arc<dyn HumanInput>>,
     hooks: HookRunner,
 }
 
@@ -169,6 +179,7 @@ pub fn start_run(new: NewRun<'_>) -> Result<ActiveRun, EngineError> {
         journal,
         metadata,
         log,
+        human: None,
     })
 }
 
@@ -182,6 +193,7 @@ enum Stop {
     Completed(Value),
     Failed(ErrorInfo),
     Interrupted(ErrorInfo),
+    WaitingForInput,
 }
 
 impl ActiveRun {
@@ -311,6 +323,13 @@ impl ActiveRun {
             for call in &tool_calls {
                 if let Some(signal) = shutdown.requested() {
                     return Ok(interrupted(signal));
+                }
+                if call.name == ASK_HUMAN_TOOL {
+                    match self.ask_human(call, observer, shutdown).await? {
+                        Asked::Answered => continue,
+                        Asked::Paused => return Ok(Stop::WaitingForInput),
+                        Asked::Stopped(signal) => return Ok(interrupted(signal)),
+                    }
                 }
                 if let Some(signal) = self.act(agent, call, observer, shutdown).await? {
                     return Ok(interrupted(signal));
@@ -733,6 +752,10 @@ impl ActiveRun {
             Stop::Interrupted(error) => {
                 self.metadata.interrupt(error.clone(), now);
                 (Some(error), None)
+            }
+            Stop::WaitingForInput => {
+                self.metadata.wait_for_input(now);
+                (None, None)
             }
         };
         let status = self.metadata.status;
