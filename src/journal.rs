@@ -181,10 +181,10 @@ impl JournalRead {
 /// in [`JournalRead::torn_tail`]. Any other bad line is an error naming the line.
 ///
 /// Payload fields the spec does not ask for may be missing (a journal written by another
-/// implementation): unknown fields are ignored, and the tool-call ids the conversation
-/// needs are derived from the `action_id`s and the order of the calls, the same on every
-/// read (see [`ActionRequest::tool_call_id`]). Every returned ACTION_REQUEST and
-/// ACTION_RESULT has a `tool_call_id`.
+/// implementation): unknown fields are ignored, and the ids that pair events up are
+/// derived from the `action_id`s and the order of the calls, the same on every read (see
+/// [`ActionRequest::tool_call_id`], [`HumanInputRequest::request_id`]). Every returned
+/// ACTION_REQUEST and ACTION_RESULT has a `tool_call_id`.
 ///
 /// # Errors
 /// [`JournalError::CorruptLine`] and [`JournalError::SeqOutOfOrder`] with the line number;

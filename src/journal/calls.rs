@@ -1,6 +1,7 @@
-//! Tool-call ids for journals that do not record them: fills in what the conversation
-//! rebuild needs when another implementation wrote the journal (seed 001 §7.2 has no
-//! `tool_call_id`, and THOUGHT need not list its calls).
+//! Ids for journals that do not record them: fills in what the conversation rebuild (and
+//! `delta continue`'s repairs) need when another implementation wrote the journal (seed
+//! 001 §7.2 has no `tool_call_id`, THOUGHT need not list its calls, seed 000 §2.5.4's
+//! human input has no `request_id`).
 //!
 //! A chat request must pair every tool message with a call of the assistant message before
 //! it, by id. The ids filled in are derived from the journal alone, so every rebuild gives
@@ -10,13 +11,17 @@
 //!   lists no calls, a call whose id is the request's `action_id`; that call (with the
 //!   request's tool name and arguments) is added to the THOUGHT;
 //! - an ACTION_RESULT without `tool_call_id` answers the call of the ACTION_REQUEST with
-//!   its `action_id` (else the `action_id` itself).
+//!   its `action_id` (else the `action_id` itself);
+//! - a HUMAN_INPUT_REQUEST without `request_id` takes the `action_id` of the `ask_human`
+//!   request before it (as this engine writes it), and a HUMAN_INPUT_RECEIVED without one
+//!   answers the last HUMAN_INPUT_REQUEST before it.
 //!
 //! Journals this engine writes always carry the ids, and are left untouched.
 
 use std::collections::HashMap;
 
 use super::{Event, EventPayload, Thought, ToolCall};
+use crate::tool::ASK_HUMAN_TOOL;
 
 /// The THOUGHT whose calls the ACTION_REQUESTs being read execute.
 struct Cycle {
@@ -36,6 +41,9 @@ pub(super) fn fill_call_ids(events: &mut [Event]) {
     }
     let mut cycle: Option<Cycle> = None;
     let mut call_of_action: HashMap<String, String> = HashMap::new();
+    // The `action_id` of the last `ask_human` request, and the id of the last question.
+    let mut last_ask: Option<String> = None;
+    let mut last_question: Option<String> = None;
     for index in 0..events.len() {
         let (before, rest) = events.split_at_mut(index);
         let Some(event) = rest.first_mut() else {
@@ -79,6 +87,22 @@ pub(super) fn fill_call_ids(events: &mut [Event]) {
                     None => {}
                 }
                 call_of_action.insert(request.action_id.clone(), request.tool_call_id.clone());
+                if request.tool_name == ASK_HUMAN_TOOL {
+                    last_ask = Some(request.action_id.clone());
+                }
+            }
+            EventPayload::HumanInputRequest(question) => {
+                if question.request_id.is_empty()
+                    && let Some(action_id) = &last_ask
+                {
+                    question.request_id.clone_from(action_id);
+                }
+                last_question = Some(question.request_id.clone());
+            }
+            EventPayload::HumanInputReceived(answer) if answer.request_id.is_empty() => {
+                if let Some(request_id) = &last_question {
+                    answer.request_id.clone_from(request_id);
+                }
             }
             EventPayload::ActionResult(result) if result.tool_call_id.is_empty() => {
                 result.tool_call_id = call_of_action
@@ -87,7 +111,6 @@ pub(super) fn fill_call_ids(events: &mut [Event]) {
                     .unwrap_or_else(|| result.action_id.clone());
             }
             EventPayload::ActionResult(_)
-            | EventPayload::HumanInputRequest(_)
             | EventPayload::HumanInputReceived(_)
             | EventPayload::SystemMessage(_)
             | EventPayload::HookExecutionAudit(_)
@@ -96,8 +119,8 @@ pub(super) fn fill_call_ids(events: &mut [Event]) {
     }
 }
 
-/// Whether anything is missing: a request or result without a call id, or a request after
-/// a THOUGHT that lists no calls. One pass without allocating, so reading our own journals
+/// Whether anything is missing: a request or result without a call id, a request after a
+/// THOUGHT that lists no calls, or human input without a request id. One pass without allocating, so reading our own journals
 /// (before every LLM call) costs nothing more.
 fn needs_filling(events: &[Event]) -> bool {
     let mut thought_lists_no_calls = false;
@@ -114,9 +137,9 @@ fn needs_filling(events: &[Event]) -> bool {
             request.tool_call_id.is_empty() || thought_lists_no_calls
         }
         EventPayload::ActionResult(result) => result.tool_call_id.is_empty(),
-        EventPayload::HumanInputRequest(_)
-        | EventPayload::HumanInputReceived(_)
-        | EventPayload::SystemMessage(_)
+        EventPayload::HumanInputRequest(question) => question.request_id.is_empty(),
+        EventPayload::HumanInputReceived(answer) => answer.request_id.is_empty(),
+        EventPayload::SystemMessage(_)
         | EventPayload::HookExecutionAudit(_)
         | EventPayload::RunEnd(_) => false,
     })

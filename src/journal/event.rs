@@ -209,8 +209,8 @@ fn not_required(fields: &'static [&'static str]) -> impl FnMut(&mut Schema) {
         if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
             required.retain(|name| !name.as_str().is_some_and(|name| fields.contains(&name)));
         }
-        // The default an absent field reads as is an implementation detail (an empty id is
-        // filled in on read), not something for other implementations to write.
+        // The default an absent field reads as is an implementation detail (ids are filled
+        // in on read), not something for other implementations to write.
         if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
             for field in fields {
                 if let Some(serde_json::Value::Object(property)) = properties.get_mut(*field) {
@@ -327,8 +327,9 @@ pub struct ActionResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(transform = not_required(&["request_id"]))]
 pub struct HumanInputRequest {
-    /// Id shared with `interaction/request.json` and HUMAN_INPUT_RECEIVED. Always written by
-    /// this engine; optional for others (empty when the journal does not record it).
+    /// Id shared with `interaction/request.json` and HUMAN_INPUT_RECEIVED (this engine uses
+    /// the `ask_human` call's `action_id`). Always written by this engine; optional for
+    /// others: the reader then takes the `action_id` of the `ask_human` request before it.
     #[serde(default)]
     pub request_id: String,
     /// The question.
@@ -344,7 +345,7 @@ pub struct HumanInputRequest {
 #[schemars(transform = not_required(&["request_id"]))]
 pub struct HumanInputReceived {
     /// The `request_id` of the HUMAN_INPUT_REQUEST answered. Always written by this
-    /// engine; optional for others (empty when the journal does not record it).
+    /// engine; optional for others: the reader then takes the last question's.
     #[serde(default)]
     pub request_id: String,
     /// The answer.

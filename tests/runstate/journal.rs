@@ -192,10 +192,11 @@ fn payloads_admit_fields_of_other_implementations() {
 }
 
 /// A journal written by an implementation that records neither `tool_call_id` nor
-/// THOUGHT's `tool_calls` (seed 001 §7.2's payloads), continued by this one: reading it
-/// derives the call ids, the same on every read, so the conversation pairs up.
+/// THOUGHT's `tool_calls` (seed 001 §7.2's payloads) nor `request_id` (seed 000 §2.5.4),
+/// continued by this one: reading it derives the ids, the same on every read, so the
+/// conversation and the human input pair up.
 #[test]
-fn call_ids_missing_from_another_implementations_journal_are_derived_on_read() {
+fn ids_missing_from_another_implementations_journal_are_derived_on_read() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("journal.jsonl");
     let ts = r#""timestamp":"2025-10-14T10:30:00Z""#;
@@ -214,6 +215,12 @@ fn call_ids_missing_from_another_implementations_journal_are_derived_on_read() {
         r#""type":"ACTION_RESULT","payload":{"action_id":"a4","status":"SUCCESS","observation_content":"z","exit_code":0,"execution_ref":"a4"}"#,
         // A result whose request is not in the journal keeps its own action id.
         r#""type":"ACTION_RESULT","payload":{"action_id":"a9","status":"ERROR","observation_content":"?","exit_code":null,"execution_ref":"a9"}"#,
+        // Human input without request ids (seed 000 §2.5.4).
+        r#""type":"THOUGHT","payload":{"content":"","llm_invocation_ref":"i3"}"#,
+        r#""type":"ACTION_REQUEST","payload":{"action_id":"a5","tool_name":"ask_human","tool_args":{"prompt":"ok?"},"resolved_command":null}"#,
+        r#""type":"HUMAN_INPUT_REQUEST","payload":{"prompt":"ok?","input_type":"confirmation","sensitive":false}"#,
+        r#""type":"HUMAN_INPUT_RECEIVED","payload":{"response":"yes"}"#,
+        r#""type":"ACTION_RESULT","payload":{"action_id":"a5","status":"SUCCESS","observation_content":"yes","exit_code":0,"execution_ref":"a5"}"#,
     ];
     let text: String = lines
         .iter()
@@ -271,8 +278,26 @@ fn call_ids_missing_from_another_implementations_journal_are_derived_on_read() {
             ("request", "a4", "m2"),
             ("result", "a4", "m2"),
             ("result", "a9", "a9"),
+            ("request", "a5", "a5"),
+            ("result", "a5", "a5"),
         ]
     );
+    let request_ids: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            EventPayload::HumanInputRequest(q) => Some(q.request_id.as_str()),
+            EventPayload::HumanInputReceived(a) => Some(a.request_id.as_str()),
+            EventPayload::RunStart(_)
+            | EventPayload::UserMessage(_)
+            | EventPayload::Thought(_)
+            | EventPayload::ActionRequest(_)
+            | EventPayload::ActionResult(_)
+            | EventPayload::SystemMessage(_)
+            | EventPayload::HookExecutionAudit(_)
+            | EventPayload::RunEnd(_) => None,
+        })
+        .collect();
+    assert_eq!(request_ids, ["a5", "a5"], "the ask_human action id");
     let unanswered: Vec<&str> = unanswered_tool_calls(&events)
         .iter()
         .map(|c| c.id.as_str())

@@ -37,7 +37,8 @@ fn check(wrapper: &str, must_fail: &[&str]) {
 /// Not broken: the journals rewritten as another implementation may write them (only the
 /// payload fields DESIGN.md lists, so no `tool_call_id` and no THOUGHT `tool_calls`, plus
 /// a field of its own in every payload). No scenario may fail: the suite must not demand
-/// more than the spec.
+/// more than the spec. The `continue` scenarios also show that `delta` continues such a
+/// journal (the rewrite happens after every step).
 #[test]
 fn journals_as_another_implementation_writes_them_fail_no_scenario() {
     let script = repo().join("fixtures/variants/other-journal-fields.sh");
