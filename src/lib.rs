@@ -16,6 +16,7 @@ pub mod llm;
 pub mod output;
 pub mod run;
 pub mod schema;
+pub mod secrets;
 pub mod sessions;
 pub mod tool;
 pub mod workspace;
