@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
 use crate::journal::{Event, EventPayload, Thought};
 use crate::llm::{AssistantMessage, ChatMessage, ToolCall};
-use crate::tool::{ProcessOptions, run_process};
+use crate::tool::{OutputPolicy, ProcessError, ProcessOptions, run_process};
 
 /// What a tool message says when the journal holds no result for a tool call (the run
 /// stopped between THOUGHT and ACTION_RESULT). The API rejects a request in which a tool
@@ -37,6 +37,9 @@ pub struct ContextEnv<'a> {
     pub workspace: &'a Path,
     /// The run's journal, passed as `JOURNAL_PATH`.
     pub journal_path: &'a Path,
+    /// The run's output policy (limit and redactor) for generators, whose output is not
+    /// recorded in files: only a bounded copy of stderr is kept, for error messages.
+    pub output: &'a OutputPolicy,
 }
 
 /// The messages of one request, and what went wrong on the way without stopping it.
@@ -200,18 +203,29 @@ async fn run_generator(generator: &Generator, env: &ContextEnv<'_>) -> Result<()
             ),
         ],
         timeout: Duration::from_millis(generator.timeout_ms),
+        output: env.output.clone(),
     };
     let command = shlex::try_join(generator.command.iter().map(String::as_str))
         .unwrap_or_else(|_| format!("{:?}", generator.command));
     let outcome = run_process(&generator.command, None, &options)
         .await
-        .map_err(|error| format!("`{command}` could not start: {error}"))?;
-    let stderr = excerpt(&String::from_utf8_lossy(&outcome.stderr));
+        .map_err(|error| match error {
+            ProcessError::NotStarted(error) => format!("`{command}` could not start: {error}"),
+            ProcessError::Output(_) => format!("`{command}` failed: {error}"),
+        })?;
+    // The excerpt needs only the start, which the in-memory copy always has.
+    let stderr = excerpt(&String::from_utf8_lossy(&outcome.stderr.head));
     let stderr = if stderr.is_empty() {
         String::new()
     } else {
         format!("; its stderr: {stderr}")
     };
+    if outcome.output_limit_exceeded {
+        return Err(format!(
+            "`{command}` wrote more than {} bytes to stdout or stderr and was killed{stderr}",
+            env.output.limit
+        ));
+    }
     if outcome.timed_out {
         return Err(format!(
             "`{command}` timed out after {} ms and was killed{stderr}",
@@ -410,6 +424,7 @@ mod tests {
         ToolCall as JournalCall, UserMessage,
     };
     use crate::run::{RunId, Timestamp};
+    use crate::secrets::Redactor;
 
     fn events(payloads: Vec<EventPayload>) -> Vec<Event> {
         payloads
@@ -624,6 +639,7 @@ mod tests {
             agent_home: dir.path(),
             workspace: dir.path(),
             journal_path: &journal_path,
+            output: &OutputPolicy::default(),
         };
         let built = build_context(&manifest, &events(vec![start("task")]), &env)
             .await
@@ -655,6 +671,7 @@ mod tests {
             agent_home: dir.path(),
             workspace: dir.path(),
             journal_path: &journal_path,
+            output: &OutputPolicy::default(),
         };
         let error = build_context(&manifest, &[], &env).await.unwrap_err();
         assert_eq!(
@@ -664,6 +681,39 @@ mod tests {
                  `on_missing: skip` on this source in context.yaml",
                 dir.path().join("nope.md").display()
             )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_flooding_generator_is_killed_at_the_output_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = ContextManifest {
+            sources: vec![ContextSource::ComputedFile {
+                id: Some("flood".to_owned()),
+                generator: Generator {
+                    command: ["sh", "-c", "echo flooding >&2; cat /dev/zero"]
+                        .map(str::to_owned)
+                        .to_vec(),
+                    timeout_ms: 30_000,
+                },
+                output_path: dir.path().join("flood.md"),
+                on_missing: OnMissing::Error,
+            }],
+        };
+        let journal_path = dir.path().join("journal.jsonl");
+        let env = ContextEnv {
+            run_id: "r1",
+            agent_home: dir.path(),
+            workspace: dir.path(),
+            journal_path: &journal_path,
+            output: &OutputPolicy::new(64 * 1024, Redactor::default()),
+        };
+        let error = build_context(&manifest, &[], &env).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "context source 'flood': generator `sh -c 'echo flooding >&2; cat /dev/zero'` \
+             wrote more than 65536 bytes to stdout or stderr and was killed; its stderr: \
+             flooding"
         );
     }
 }

@@ -13,7 +13,7 @@ use crate::config::{HookName, HookSpec, Hooks};
 use crate::journal::ActionStatus;
 use crate::llm::API_KEY_VARIABLES;
 use crate::run::{ErrorInfo, FinalStatus, RunPaths, RunStatus, Timestamp};
-use crate::tool::{ProcessOptions, ProcessOutcome, run_process};
+use crate::tool::{OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process};
 
 /// Variables set to the empty string in every hook's environment: hooks never see the
 /// API key, so a hook that logs its environment cannot leak it.
@@ -216,6 +216,7 @@ pub struct HookRunner {
     journal: PathBuf,
     hooks_dir: PathBuf,
     next_step: u32,
+    output: OutputPolicy,
 }
 
 impl HookRunner {
@@ -235,7 +236,16 @@ impl HookRunner {
             run_dir: absolute(paths.dir()),
             journal: absolute(&paths.journal()),
             hooks_dir,
+            output: OutputPolicy::default(),
         }
+    }
+
+    /// The same runner with the run's output policy (limit and redactor) for every hook;
+    /// without it, the default limit applies and nothing is redacted.
+    #[must_use]
+    pub fn with_output(mut self, output: OutputPolicy) -> Self {
+        self.output = output;
+        self
     }
 
     /// The step number the next invocation will get.
@@ -293,10 +303,14 @@ impl HookRunner {
         .map(|(name, value)| (name.to_owned(), value))
         .collect();
         env.extend(SCRUBBED_VARIABLES.map(|name| (name.to_owned(), String::new())));
+        let meta = dir.join("execution_meta");
         let options = ProcessOptions {
             cwd: self.workspace.clone(),
             env,
             timeout: Duration::from_millis(spec.timeout_ms),
+            output: self
+                .output
+                .with_files(meta.join("stdout.log"), meta.join("stderr.log")),
         };
 
         // Dropping the process future kills the hook's process group.
@@ -305,19 +319,21 @@ impl HookRunner {
             process = run_process(&spec.command, None, &options) => Some(process),
             _ = cancel => None,
         };
-        if let Err(e) = record(
-            &dir.join("execution_meta"),
-            &spec,
-            process.as_ref(),
-            started.elapsed(),
-        ) {
+        if let Err(e) = record(&meta, &spec, process.as_ref(), started.elapsed()) {
             return Some(outcome(Err(HookFailure::Record(e))));
         }
         let Some(process) = process else {
             return Some(outcome(Err(HookFailure::Interrupted)));
         };
         let result = match process {
-            Err(e) => Err(HookFailure::Spawn(e.to_string())),
+            Err(ProcessError::NotStarted(e)) => Err(HookFailure::Spawn(e.to_string())),
+            Err(e @ ProcessError::Output(_)) => Err(HookFailure::Record(e.to_string())),
+            Ok(ProcessOutcome {
+                output_limit_exceeded: true,
+                ..
+            }) => Err(HookFailure::OutputLimitExceeded {
+                limit_bytes: self.output.limit,
+            }),
             Ok(ProcessOutcome {
                 timed_out: true, ..
             }) => Err(HookFailure::TimedOut {
@@ -423,44 +439,30 @@ fn last_step(hooks_dir: &Path) -> Option<u32> {
         .max()
 }
 
-/// Writes `execution_meta/` (the layout of `io/tool_executions/`); `process` is `None`
-/// when the hook was abandoned after `elapsed`.
+/// Writes `execution_meta/` (the layout of `io/tool_executions/`) around the stdout.log
+/// and stderr.log the process runner streamed; `process` is `None` when the hook was
+/// abandoned after `elapsed`.
 fn record(
     meta: &Path,
     spec: &HookSpec,
-    process: Option<&io::Result<ProcessOutcome>>,
+    process: Option<&Result<ProcessOutcome, ProcessError>>,
     elapsed: Duration,
 ) -> Result<(), String> {
     let argv = spec.command.iter().map(String::as_str);
     let command = shlex::try_join(argv).unwrap_or_else(|_| format!("{:?}", spec.command));
     write(&meta.join("command.txt"), format!("{command}\n").as_bytes())?;
     // The same words as `io/tool_executions/*/exit_code.txt`.
-    let spawn_error;
-    let (stdout, stderr, exit_code, duration_ms) = match process {
-        Some(Ok(outcome)) => (
-            outcome.stdout.as_slice(),
-            outcome.stderr.as_slice(),
-            match (outcome.timed_out, outcome.exit_code, outcome.signal) {
-                (true, _, _) => "timeout".to_owned(),
-                (false, Some(code), _) => code.to_string(),
-                (false, None, Some(signal)) => format!("signal {signal}"),
-                (false, None, None) => "unknown".to_owned(),
-            },
-            outcome.duration.as_millis(),
-        ),
-        Some(Err(e)) => {
-            spawn_error = format!("Error: {e}\n");
-            (&[][..], spawn_error.as_bytes(), "not started".to_owned(), 0)
+    let (exit_code, duration_ms) = match process {
+        Some(Ok(outcome)) => (outcome.exit_text(), outcome.duration.as_millis()),
+        Some(Err(ProcessError::NotStarted(e))) => {
+            // Nothing ran, so nothing was streamed: say why where the output would be.
+            write(&meta.join("stdout.log"), b"")?;
+            write(&meta.join("stderr.log"), format!("Error: {e}\n").as_bytes())?;
+            ("not started".to_owned(), 0)
         }
-        None => (
-            &[][..],
-            &[][..],
-            "interrupted".to_owned(),
-            elapsed.as_millis(),
-        ),
+        Some(Err(ProcessError::Output(_))) => ("error".to_owned(), elapsed.as_millis()),
+        None => ("interrupted".to_owned(), elapsed.as_millis()),
     };
-    write(&meta.join("stdout.log"), stdout)?;
-    write(&meta.join("stderr.log"), stderr)?;
     write(
         &meta.join("exit_code.txt"),
         format!("{exit_code}\n").as_bytes(),
