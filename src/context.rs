@@ -8,6 +8,9 @@
 //!
 //! Nothing is cached between calls: the builder is handed the journal as just read from
 //! disk and the manifest as just re-read, which is what makes the engine stateless.
+//!
+//! The text of every file source passes the run's redactor: a generator (or a tool, for a
+//! plain `file` source) may have written the API key into it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,6 +18,7 @@ use std::time::Duration;
 use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
 use crate::journal::{Event, EventPayload, Thought};
 use crate::llm::{AssistantMessage, ChatMessage, ToolCall};
+use crate::secrets::Redactor;
 use crate::tool::{OutputPolicy, ProcessError, ProcessOptions, run_process};
 
 /// What a tool message says when the journal holds no result for a tool call (the run
@@ -99,6 +103,7 @@ pub async fn build_context(
         messages: Vec::new(),
         warnings: Vec::new(),
     };
+    let redactor = &env.output.redactor;
     for (index, source) in manifest.sources.iter().enumerate() {
         match source {
             ContextSource::File {
@@ -107,7 +112,7 @@ pub async fn build_context(
                 on_missing,
             } => {
                 let name = source_name(id.as_deref(), index);
-                if let Some(text) = read_source(path, *on_missing, &name)? {
+                if let Some(text) = read_source(path, *on_missing, &name, redactor)? {
                     built.messages.push(block(id.as_deref(), text));
                 }
             }
@@ -136,7 +141,7 @@ pub async fn build_context(
                         }
                     }
                 }
-                if let Some(text) = read_source(output_path, *on_missing, &name)? {
+                if let Some(text) = read_source(output_path, *on_missing, &name, redactor)? {
                     built.messages.push(block(id.as_deref(), text));
                 }
             }
@@ -168,9 +173,12 @@ fn read_source(
     path: &Path,
     on_missing: OnMissing,
     name: &str,
+    redactor: &Redactor,
 ) -> Result<Option<String>, ContextError> {
     match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Ok(bytes) => Ok(Some(
+            String::from_utf8_lossy(&redactor.redact_bytes(&bytes)).into_owned(),
+        )),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => match on_missing {
             OnMissing::Skip => Ok(None),
             OnMissing::Error => Err(ContextError::Missing {
@@ -424,7 +432,6 @@ mod tests {
         ToolCall as JournalCall, UserMessage,
     };
     use crate::run::{RunId, Timestamp};
-    use crate::secrets::Redactor;
 
     fn events(payloads: Vec<EventPayload>) -> Vec<Event> {
         payloads
@@ -715,5 +722,28 @@ mod tests {
              wrote more than 65536 bytes to stdout or stderr and was killed; its stderr: \
              flooding"
         );
+    }
+
+    #[tokio::test]
+    async fn file_sources_are_read_with_the_key_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.md"), "key: sk-context-secret-1\n").unwrap();
+        let manifest = ContextManifest {
+            sources: vec![ContextSource::File {
+                id: None,
+                path: dir.path().join("notes.md"),
+                on_missing: OnMissing::Error,
+            }],
+        };
+        let journal_path = dir.path().join("journal.jsonl");
+        let env = ContextEnv {
+            run_id: "r1",
+            agent_home: dir.path(),
+            workspace: dir.path(),
+            journal_path: &journal_path,
+            output: &OutputPolicy::new(1024, Redactor::new(["sk-context-secret-1"])),
+        };
+        let built = build_context(&manifest, &[], &env).await.unwrap();
+        assert_eq!(built.messages, [ChatMessage::system("key: [REDACTED]\n")]);
     }
 }

@@ -221,7 +221,7 @@ impl RunArgs {
         let agent = config::load_agent(&self.agent, &chosen.path)?;
         let credentials: Credentials =
             resolve_credentials(&chosen.path, &agent.home, env_var).map_err(RunError::from)?;
-        let output = OutputPolicy::new(output_limit, Redactor::default());
+        let output = OutputPolicy::new(output_limit, Redactor::for_run(&credentials, env_var));
         let llm = LlmClient::new(credentials, settings).map_err(RunError::from)?;
         let max_iterations = self
             .max_iterations

@@ -90,7 +90,8 @@ pub struct NewRun<'a> {
     /// When the journal is fsynced (`DELTA_FSYNC`, validated by the caller up front).
     pub fsync: FsyncPolicy,
     /// What happens to the output of every tool, generator and hook of the run (its
-    /// files are set per process): the limit, and the redactor of the run's API key.
+    /// files are set per process): the limit, and the redactor of the run's API key, which
+    /// also cleans `engine.log`.
     pub output: OutputPolicy,
 }
 
@@ -162,7 +163,7 @@ pub fn start_run(new: NewRun<'_>) -> Result<ActiveRun, EngineError> {
         agent_ref: new.agent.home.display().to_string(),
     }))?;
     journal.sync()?;
-    let mut log = EngineLog::open(&paths.engine_log());
+    let mut log = EngineLog::open(&paths.engine_log(), new.output.redactor.clone());
     log.info(&format!(
         "run {} started: agent '{}' ({}), workspace {}, model {}, max_iterations {}, pid {}",
         new.run_id.as_str(),

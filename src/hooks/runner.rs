@@ -1,5 +1,9 @@
 //! Runs one hook invocation end to end: numbers and prepares its directory, starts the
 //! command with the hook environment, records `execution_meta/`, and reads `output/`.
+//!
+//! Hooks never see the API key in their environment, but could still find it (in the
+//! engine's `/proc/PID/environ`, in a `.env` file): their stdout and stderr logs pass the
+//! run's redactor as they are written, and so do the output files read back.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -13,6 +17,7 @@ use crate::config::{HookName, HookSpec, Hooks};
 use crate::journal::ActionStatus;
 use crate::llm::API_KEY_VARIABLES;
 use crate::run::{ErrorInfo, FinalStatus, RunPaths, RunStatus, Timestamp};
+use crate::secrets::Redactor;
 use crate::tool::{OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process};
 
 /// Variables set to the empty string in every hook's environment: hooks never see the
@@ -341,7 +346,7 @@ impl HookRunner {
             }),
             Ok(ProcessOutcome {
                 exit_code: Some(0), ..
-            }) => ingest(&dir.join("output"), &event),
+            }) => ingest(&dir.join("output"), &event, &self.output.redactor),
             Ok(ProcessOutcome {
                 exit_code: Some(code),
                 ..
@@ -473,12 +478,17 @@ fn record(
     )
 }
 
-/// Reads what a successful hook wrote to `output/` into the effect on the run. Only
-/// `pre_llm_request` and `pre_tool_execution` can steer; other hooks' files are ignored.
-fn ingest(output: &Path, event: &HookEvent<'_>) -> Result<HookEffect, HookFailure> {
+/// Reads what a successful hook wrote to `output/` into the effect on the run, secrets
+/// redacted. Only `pre_llm_request` and `pre_tool_execution` can steer; other hooks'
+/// files are ignored.
+fn ingest(
+    output: &Path,
+    event: &HookEvent<'_>,
+    redactor: &Redactor,
+) -> Result<HookEffect, HookFailure> {
     match event {
-        HookEvent::PreLlmRequest { .. } => ingest_override(output),
-        HookEvent::PreToolExecution(call) => ingest_control(output, call.tool_name),
+        HookEvent::PreLlmRequest { .. } => ingest_override(output, redactor),
+        HookEvent::PreToolExecution(call) => ingest_control(output, call.tool_name, redactor),
         HookEvent::PostLlmResponse { .. }
         | HookEvent::PostToolExecution(..)
         | HookEvent::OnError(_)
@@ -491,15 +501,15 @@ fn ingest(output: &Path, event: &HookEvent<'_>) -> Result<HookEffect, HookFailur
 /// The name of seed 001 §6.4 and the one of §8.3, which is accepted too.
 const OVERRIDE_FILES: [&str; 2] = ["payload_override.dat", "final_payload.json"];
 
-fn ingest_override(output: &Path) -> Result<HookEffect, HookFailure> {
+fn ingest_override(output: &Path, redactor: &Redactor) -> Result<HookEffect, HookFailure> {
     let mut found = Vec::new();
     for file in OVERRIDE_FILES {
-        if let Some(bytes) =
-            read_optional(&output.join(file)).map_err(|reason| HookFailure::InvalidOverride {
+        if let Some(bytes) = read_optional(&output.join(file), redactor).map_err(|reason| {
+            HookFailure::InvalidOverride {
                 file,
                 reason: reason.clone(),
-            })?
-        {
+            }
+        })? {
             found.push((file, bytes));
         }
     }
@@ -534,8 +544,12 @@ fn ingest_override(output: &Path) -> Result<HookEffect, HookFailure> {
     Ok(HookEffect::ReplaceRequest(request))
 }
 
-fn ingest_control(output: &Path, tool_name: &str) -> Result<HookEffect, HookFailure> {
-    let Some(bytes) = read_optional(&output.join("control.json"))
+fn ingest_control(
+    output: &Path,
+    tool_name: &str,
+    redactor: &Redactor,
+) -> Result<HookEffect, HookFailure> {
+    let Some(bytes) = read_optional(&output.join("control.json"), redactor)
         .map_err(|reason| HookFailure::InvalidControl(reason.clone()))?
     else {
         return Ok(HookEffect::None);
@@ -551,10 +565,11 @@ fn ingest_control(output: &Path, tool_name: &str) -> Result<HookEffect, HookFail
     })
 }
 
-/// The file's bytes, `None` when it does not exist.
-fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, String> {
+/// The file's bytes with secrets redacted, `None` when it does not exist. A secret inside
+/// a JSON string stays valid JSON: `[REDACTED]` needs no escaping.
+fn read_optional(path: &Path, redactor: &Redactor) -> Result<Option<Vec<u8>>, String> {
     match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
+        Ok(bytes) => Ok(Some(redactor.redact_bytes(&bytes))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(describe(path, "read", &e)),
     }
