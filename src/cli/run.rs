@@ -45,17 +45,21 @@ pub const TIMEOUT_MS_ENV: &str = "DELTA_LLM_TIMEOUT_MS";
 /// Output a tool, hook or generator may store per stream before it is killed, in MiB.
 pub const OUTPUT_LIMIT_MB_ENV: &str = "DELTA_TOOL_OUTPUT_LIMIT_MB";
 
-/// Arguments of `delta run`.
-#[derive(Debug, Args)]
-#[command(
-    long_about = "Start a new run of an agent and drive it until the model gives its final \
+/// The long help of `delta run`; set on the subcommand, where the variant's doc comment
+/// would otherwise replace it.
+pub(super) const LONG_ABOUT: &str = "Start a new run of an agent and drive it until the model gives its final \
         answer, the iteration budget is spent, an unrecoverable error occurs, or Ctrl+C.\n\n\
         The live Think-Act-Observe stream goes to stderr; stdout gets only the final \
         result, in the --format asked for, generated from the metadata.json already on \
         disk. Everything the run did is in WORKSPACE/.delta/RUN_ID/ (journal.jsonl, \
         metadata.json, engine.log, io/).\n\n\
-        Exit codes: 0 COMPLETED, 1 FAILED or iteration budget spent, 126 configuration \
-        error, 130 interrupted (SIGINT/SIGTERM), 2 usage.",
+        Exit codes: 0 COMPLETED, 1 FAILED or iteration budget spent, 101 waiting for an \
+        answer (ask_human), 126 configuration error, 130 interrupted (SIGINT/SIGTERM), \
+        2 usage.";
+
+/// Arguments of `delta run`.
+#[derive(Debug, Args)]
+#[command(
     after_help = render::examples(&[
         ("Run the agent in the current directory in a new workspace", "delta run -y -m \"Summarize notes.txt\""),
         ("Run in a chosen workspace", "delta run --agent ./my-agent -w ./work -m \"List the files\""),
