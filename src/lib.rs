@@ -17,6 +17,7 @@ pub mod output;
 pub mod resume;
 pub mod run;
 pub mod schema;
+pub mod secrets;
 pub mod sessions;
 pub mod tool;
 pub mod workspace;

@@ -17,7 +17,9 @@ use super::error::CliError;
 use super::exit::Exit;
 use super::human::{TerminalHuman, print_pause_guidance, quote};
 use super::render;
-use super::run::{Format, RunError, client_settings, env_var, exit_for, parse_run_id};
+use super::run::{
+    Format, RunError, client_settings, env_var, exit_for, output_limit, parse_run_id,
+};
 use super::stream::StreamRenderer;
 use crate::config;
 use crate::engine::{self, DEFAULT_MAX_ITERATIONS, Shutdown};
@@ -26,6 +28,8 @@ use crate::llm::{LlmClient, resolve_credentials};
 use crate::output::{RunResult, render_json, render_raw, render_text};
 use crate::resume::{self, ContinueOptions, ResumeError, ResumeReport};
 use crate::run::RunId;
+use crate::secrets::Redactor;
+use crate::tool::OutputPolicy;
 
 /// The long description of `--help` (set on the subcommand, whose doc comment would
 /// otherwise replace it).
@@ -171,6 +175,10 @@ impl ContinueArgs {
         let credentials =
             resolve_credentials(&workspace, &agent.home, env_var).map_err(RunError::from)?;
         let settings = client_settings(env_var)?;
+        let output = OutputPolicy::new(
+            output_limit(env_var)?,
+            Redactor::for_run(&credentials, env_var),
+        );
         let llm = LlmClient::new(credentials, settings).map_err(RunError::from)?;
         options.max_iterations = self
             .max_iterations
@@ -186,7 +194,7 @@ impl ContinueArgs {
             let shutdown = Shutdown::on_signals().map_err(RunError::Runtime)?;
             let resumed = resume::take_over(&workspace, &run_id, &options)?;
             report_takeover(&resumed.report);
-            let mut active = engine::resume_run(resumed, &agent);
+            let mut active = engine::resume_run(resumed, &agent, output);
             if self.interactive {
                 active = active.with_human(Arc::new(TerminalHuman));
             }

@@ -56,6 +56,7 @@ enum Command {
     #[command(long_about = list_runs::LONG_ABOUT)]
     ListRuns(list_runs::ListRunsArgs),
     /// Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace.
+    #[command(long_about = run::LONG_ABOUT)]
     Run(run::RunArgs),
     /// Inspect tool definitions: `delta tool expand` shows what each tool really runs.
     Tool(tool::ToolArgs),

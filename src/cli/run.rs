@@ -26,6 +26,8 @@ use crate::journal::FsyncPolicy;
 use crate::llm::{ClientSettings, Credentials, LlmClient, resolve_credentials};
 use crate::output::{RunResult, render_json, render_raw, render_text};
 use crate::run::{RunId, RunStateError};
+use crate::secrets::Redactor;
+use crate::tool::{DEFAULT_OUTPUT_LIMIT, OutputPolicy};
 use crate::workspace::{
     WORKSPACES_DIR, create_next_workspace, ensure_workspace, last_used, parse_workspace_name,
     set_last_used,
@@ -40,18 +42,24 @@ pub const MAX_ATTEMPTS_ENV: &str = "DELTA_LLM_MAX_ATTEMPTS";
 pub const BACKOFF_MS_ENV: &str = "DELTA_LLM_BACKOFF_MS";
 /// Limit for one HTTP attempt, in milliseconds.
 pub const TIMEOUT_MS_ENV: &str = "DELTA_LLM_TIMEOUT_MS";
+/// Output a tool, hook or generator may store per stream before it is killed, in MiB.
+pub const OUTPUT_LIMIT_MB_ENV: &str = "DELTA_TOOL_OUTPUT_LIMIT_MB";
 
-/// Arguments of `delta run`.
-#[derive(Debug, Args)]
-#[command(
-    long_about = "Start a new run of an agent and drive it until the model gives its final \
+/// The long help of `delta run`; set on the subcommand, where the variant's doc comment
+/// would otherwise replace it.
+pub(super) const LONG_ABOUT: &str = "Start a new run of an agent and drive it until the model gives its final \
         answer, the iteration budget is spent, an unrecoverable error occurs, or Ctrl+C.\n\n\
         The live Think-Act-Observe stream goes to stderr; stdout gets only the final \
         result, in the --format asked for, generated from the metadata.json already on \
         disk. Everything the run did is in WORKSPACE/.delta/RUN_ID/ (journal.jsonl, \
         metadata.json, engine.log, io/).\n\n\
-        Exit codes: 0 COMPLETED, 1 FAILED or iteration budget spent, 126 configuration \
-        error, 130 interrupted (SIGINT/SIGTERM), 2 usage.",
+        Exit codes: 0 COMPLETED, 1 FAILED or iteration budget spent, 101 waiting for an \
+        answer (ask_human), 126 configuration error, 130 interrupted (SIGINT/SIGTERM), \
+        2 usage.";
+
+/// Arguments of `delta run`.
+#[derive(Debug, Args)]
+#[command(
     after_help = render::examples(&[
         ("Run the agent in the current directory in a new workspace", "delta run -y -m \"Summarize notes.txt\""),
         ("Run in a chosen workspace", "delta run --agent ./my-agent -w ./work -m \"List the files\""),
@@ -211,12 +219,14 @@ impl RunArgs {
         );
         resolve_credentials(&workspace_guess, &agent.home, env_var).map_err(RunError::from)?;
         let settings = client_settings(env_var)?;
+        let output_limit = output_limit(env_var)?;
         let fsync = FsyncPolicy::from_env().map_err(RunError::Fsync)?;
 
         let chosen = self.choose_workspace(&agent)?;
         let agent = config::load_agent(&self.agent, &chosen.path)?;
         let credentials: Credentials =
             resolve_credentials(&chosen.path, &agent.home, env_var).map_err(RunError::from)?;
+        let output = OutputPolicy::new(output_limit, Redactor::for_run(&credentials, env_var));
         let llm = LlmClient::new(credentials, settings).map_err(RunError::from)?;
         let max_iterations = self
             .max_iterations
@@ -231,7 +241,7 @@ impl RunArgs {
             // Installed before the run exists, so that no signal can leave it RUNNING;
             // after the workspace question, so that Ctrl+C there still just quits.
             let shutdown = Shutdown::on_signals().map_err(RunError::Runtime)?;
-            let mut active = self.start(&agent, &chosen, max_iterations, fsync)?;
+            let mut active = self.start(&agent, &chosen, max_iterations, fsync, &output)?;
             if self.interactive {
                 active = active.with_human(std::sync::Arc::new(TerminalHuman));
             }
@@ -259,6 +269,7 @@ impl RunArgs {
         workspace: &ChosenWorkspace,
         max_iterations: u32,
         fsync: FsyncPolicy,
+        output: &OutputPolicy,
     ) -> Result<engine::ActiveRun, RunError> {
         let mut attempts = 0;
         loop {
@@ -274,6 +285,7 @@ impl RunArgs {
                 task: &self.message,
                 max_iterations,
                 fsync,
+                output: output.clone(),
             });
             attempts += 1;
             match started {
@@ -381,6 +393,23 @@ pub(super) fn client_settings(
     Ok(settings)
 }
 
+/// The per-stream output limit of tools, hooks and generators: `DELTA_TOOL_OUTPUT_LIMIT_MB`
+/// (whole MiB, at least 1) for users whose tools legitimately print more, else the default.
+pub(super) fn output_limit(env: impl Fn(&str) -> Option<String>) -> Result<u64, RunError> {
+    const MIB: u64 = 1024 * 1024;
+    let Some(value) = env(OUTPUT_LIMIT_MB_ENV) else {
+        return Ok(DEFAULT_OUTPUT_LIMIT);
+    };
+    match value.trim().parse::<u64>() {
+        Ok(mb) if mb >= 1 => Ok(mb.saturating_mul(MIB)),
+        Ok(_) | Err(_) => Err(RunError::Setting {
+            variable: OUTPUT_LIMIT_MB_ENV,
+            value,
+            expected: "a whole number of MiB greater than 0",
+        }),
+    }
+}
+
 pub(super) fn exit_for(code: i32) -> Exit {
     match code {
         0 => Exit::Success,
@@ -415,6 +444,21 @@ mod tests {
         assert_eq!(settings.max_attempts, 3);
         assert_eq!(settings.backoff_base, Duration::ZERO);
         assert_eq!(settings.request_timeout, Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn the_output_limit_is_in_mib_with_a_default() {
+        assert_eq!(output_limit(env(&[])).unwrap(), DEFAULT_OUTPUT_LIMIT);
+        assert_eq!(
+            output_limit(env(&[(OUTPUT_LIMIT_MB_ENV, "2")])).unwrap(),
+            2 * 1024 * 1024
+        );
+        let error = output_limit(env(&[(OUTPUT_LIMIT_MB_ENV, "0")])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "DELTA_TOOL_OUTPUT_LIMIT_MB=\"0\" is not a whole number of MiB greater than 0"
+        );
+        assert_eq!(error.exit(), Exit::Config);
     }
 
     #[test]

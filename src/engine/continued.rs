@@ -6,13 +6,14 @@ use super::{ActiveRun, EngineLog};
 use crate::config::Agent;
 use crate::hooks::HookRunner;
 use crate::resume::{Entry, Resumed};
+use crate::tool::OutputPolicy;
 
 /// The run `resumed` as an [`ActiveRun`] of `agent` (as configured now), its takeover
 /// recorded in `engine.log`. The lock, the journal writer (at its next seq) and the
 /// RUNNING metadata come from the takeover; the iteration budget is the metadata's fresh
-/// `max_iterations`.
+/// `max_iterations`. `output` bounds and redacts what its processes print, as for a new run.
 #[must_use]
-pub fn resume_run(resumed: Resumed, agent: &Agent) -> ActiveRun {
+pub fn resume_run(resumed: Resumed, agent: &Agent, output: OutputPolicy) -> ActiveRun {
     let Resumed {
         paths,
         lock,
@@ -20,7 +21,7 @@ pub fn resume_run(resumed: Resumed, agent: &Agent) -> ActiveRun {
         metadata,
         report,
     } = resumed;
-    let mut log = EngineLog::open(&paths.engine_log());
+    let mut log = EngineLog::open(&paths.engine_log(), output.redactor.clone());
     if let Some(janitor) = &report.janitor {
         log.warn(&janitor.to_string());
     }
@@ -67,7 +68,7 @@ pub fn resume_run(resumed: Resumed, agent: &Agent) -> ActiveRun {
         metadata.hostname,
         metadata.max_iterations
     ));
-    let hooks = HookRunner::new(agent.hooks.clone(), &paths);
+    let hooks = HookRunner::new(agent.hooks.clone(), &paths).with_output(output.clone());
     ActiveRun {
         paths,
         _lock: lock,
@@ -76,5 +77,6 @@ pub fn resume_run(resumed: Resumed, agent: &Agent) -> ActiveRun {
         log,
         human: None,
         hooks,
+        output,
     }
 }
