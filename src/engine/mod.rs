@@ -510,7 +510,7 @@ impl ActiveRun {
                 // The server's answer (an error status, a body that is no completion) is
                 // the evidence of what went wrong; with no answer there is nothing to keep.
                 if let Some(body) = error.response_body() {
-                    write_file(&self.paths.invocation_response(&invocation_id), body)?;
+                    self.write_response(&invocation_id, body)?;
                     record.response_received = true;
                 }
                 self.write_invocation_record(&record)?;
@@ -520,10 +520,7 @@ impl ActiveRun {
             }
             Ok(Ok(completion)) => completion,
         };
-        write_file(
-            &self.paths.invocation_response(&invocation_id),
-            &completion.raw_body,
-        )?;
+        self.write_response(&invocation_id, &completion.raw_body)?;
         record.response_received = true;
         record.response_model.clone_from(&completion.model);
         record.duration_ms = millis(completion.duration);
@@ -558,6 +555,13 @@ impl ActiveRun {
             invocation_id,
             message: completion.message,
         }))
+    }
+
+    /// `response.json`: the body as received, except the API key, which a careless server
+    /// may echo and which is never written to a file.
+    fn write_response(&self, invocation_id: &str, body: &[u8]) -> Result<(), EngineError> {
+        let body = self.output.redactor.redact_bytes(body);
+        write_file(&self.paths.invocation_response(invocation_id), &body)
     }
 
     fn write_invocation_record(&self, record: &InvocationRecord) -> Result<(), EngineError> {
@@ -852,9 +856,9 @@ struct InvocationRecord {
     /// One line per failed attempt (`retry 1/4 in 0 ms after HTTP 500: …`).
     retries: Vec<String>,
     error: Option<String>,
-    /// Whether the last attempt got an answer: its body is `response.json`, exactly as
-    /// received (the API key redacted), even when the call failed on it. False when nothing
-    /// arrived (connection failure, timeout, cancelled), and there is no `response.json`.
+    /// Whether the last attempt got an answer: its body is `response.json` (as received,
+    /// the API key redacted), even when the call failed on it. False when nothing arrived
+    /// (connection failure, timeout, cancelled), and there is no `response.json`.
     response_received: bool,
 }
 

@@ -249,7 +249,7 @@ impl LlmClient {
                 usage: parsed.usage,
                 model: parsed.model,
                 finish_reason: parsed.finish_reason,
-                raw_body: self.redact_bytes(body),
+                raw_body: body,
                 attempts,
                 duration: started.elapsed(),
             }),
@@ -258,7 +258,7 @@ impl LlmClient {
                 status,
                 reason: self.redact(truncate(&reason, MESSAGE_CHARS)),
                 excerpt: self.redact(excerpt(&body)),
-                body: self.redact_bytes(body).into(),
+                body: body.into(),
                 attempts,
             }),
         }
@@ -284,7 +284,7 @@ impl LlmClient {
                 url,
                 status,
                 message,
-                body: self.redact_bytes(answer.unwrap_or_default()).into(),
+                body: answer.unwrap_or_default().into(),
                 attempts,
             },
         }
@@ -362,16 +362,6 @@ impl LlmClient {
             None => text,
         }
     }
-
-    /// [`Self::redact`] for a response body kept byte for byte (`response.json`): the key
-    /// is never written to a file, so a body that echoes it differs from what arrived
-    /// there, and only there.
-    fn redact_bytes(&self, body: Vec<u8>) -> Vec<u8> {
-        match self.credentials.api_key() {
-            Some(key) => replace_bytes(body, key.as_bytes(), b"[redacted]"),
-            None => body,
-        }
-    }
 }
 
 /// reqwest's top-level message only repeats the URL, which the final error names anyway;
@@ -420,32 +410,6 @@ fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
             .to_std()
             .unwrap_or(Duration::ZERO),
     )
-}
-
-/// `haystack` with every occurrence of `needle` replaced by `with`; the same vector when
-/// there is none (or `needle` is empty).
-fn replace_bytes(haystack: Vec<u8>, needle: &[u8], with: &[u8]) -> Vec<u8> {
-    let next = |rest: &[u8]| {
-        if needle.is_empty() {
-            None
-        } else {
-            rest.windows(needle.len())
-                .position(|window| window == needle)
-        }
-    };
-    if next(&haystack).is_none() {
-        return haystack;
-    }
-    let mut out = Vec::with_capacity(haystack.len());
-    let mut rest = haystack.as_slice();
-    while let Some(at) = next(rest) {
-        let (before, found) = rest.split_at(at);
-        out.extend_from_slice(before);
-        out.extend_from_slice(with);
-        rest = found.get(needle.len()..).unwrap_or_default();
-    }
-    out.extend_from_slice(rest);
-    out
 }
 
 /// The start of a body on one line, for error messages.
@@ -503,19 +467,6 @@ mod tests {
         assert_eq!(at(&[("retry-after", "soon")]), None);
         assert_eq!(at(&[("retry-after-ms", "-3")]), None);
         assert_eq!(at(&[]), None);
-    }
-
-    #[test]
-    fn replacing_bytes_handles_overlaps_ends_and_absence() {
-        let key = b"sk-1";
-        assert_eq!(replace_bytes(b"sk-1".to_vec(), key, b"[r]"), b"[r]");
-        assert_eq!(
-            replace_bytes(b"a sk-1 b sk-sk-1".to_vec(), key, b"[r]"),
-            b"a [r] b sk-[r]"
-        );
-        assert_eq!(replace_bytes(b"sk-".to_vec(), key, b"[r]"), b"sk-");
-        assert_eq!(replace_bytes(Vec::new(), key, b"[r]"), b"");
-        assert_eq!(replace_bytes(b"abc".to_vec(), b"", b"[r]"), b"abc");
     }
 
     #[test]

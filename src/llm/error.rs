@@ -64,6 +64,23 @@ impl fmt::Display for AttemptRecord {
     }
 }
 
+/// The body of an answer a call failed on, exactly as received. It may echo the API key,
+/// so redact it before writing it anywhere; its `Debug` shows only the length.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ResponseBody(Box<[u8]>);
+
+impl From<Vec<u8>> for ResponseBody {
+    fn from(body: Vec<u8>) -> Self {
+        ResponseBody(body.into_boxed_slice())
+    }
+}
+
+impl fmt::Debug for ResponseBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ResponseBody({} bytes)", self.0.len())
+    }
+}
+
 /// Why a chat-completions call failed. Every message says what happened and what to try.
 ///
 /// `attempts` lists every failed attempt in order: the retried ones (with a `wait`) and,
@@ -104,9 +121,8 @@ pub enum LlmError {
         status: u16,
         /// The server's own message (`error.message` of an OpenAI error body).
         message: String,
-        /// The body of that answer as received (the API key redacted), for the
-        /// invocation's `response.json`.
-        body: Box<[u8]>,
+        /// The body of that answer, for the invocation's `response.json`.
+        body: ResponseBody,
         attempts: Vec<AttemptRecord>,
     },
 
@@ -121,9 +137,8 @@ pub enum LlmError {
         reason: String,
         /// The start of the body, lossily decoded.
         excerpt: String,
-        /// The whole body as received (the API key redacted), for the invocation's
-        /// `response.json`.
-        body: Box<[u8]>,
+        /// The whole body, for the invocation's `response.json`.
+        body: ResponseBody,
         /// Failed attempts before the one that returned this body.
         attempts: Vec<AttemptRecord>,
     },
@@ -138,7 +153,7 @@ impl LlmError {
     /// request was made.
     pub fn response_body(&self) -> Option<&[u8]> {
         match self {
-            LlmError::Http { body, .. } | LlmError::MalformedResponse { body, .. } => Some(body),
+            LlmError::Http { body, .. } | LlmError::MalformedResponse { body, .. } => Some(&body.0),
             LlmError::Unreachable { .. } | LlmError::Timeout { .. } | LlmError::Setup { .. } => {
                 None
             }

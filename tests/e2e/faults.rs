@@ -100,6 +100,21 @@ steps:
     assert_eq!(record["response_received"], true);
 }
 
+/// A server echoing the key in the answer a call fails on: response.json keeps the answer,
+/// the key redacted (`faulty_run` checks that no file holds the key).
+#[test]
+fn an_echoed_key_is_redacted_from_the_kept_answer() {
+    let script = format!(
+        "steps:\n  - error:\n      status: 401\n      body: {{error: {{message: \"bad key {API_KEY}\"}}}}\n"
+    );
+    // The run owns the test directory: it must live while its files are read.
+    let (_run, files) = faulty_run(&script, 1, "FAILED");
+    let (dir, record) = only_invocation(&files);
+    let response = std::fs::read_to_string(dir.join("response.json")).expect("read");
+    assert!(response.contains("bad key [REDACTED]"), "{response}");
+    assert_eq!(record["response_received"], true);
+}
+
 #[test]
 fn dropped_connections_fail_after_the_retries() {
     let script = "steps:\n  - drop_connection: {repeat: 3}\n";
