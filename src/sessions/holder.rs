@@ -434,16 +434,21 @@ impl Holder {
     /// One round of stopping: the command's processes get SIGINT first (a chance to clean
     /// up), SIGKILL after; the interpreter gets its abort signal every round, because one
     /// may not be enough (Python code can catch `KeyboardInterrupt`).
+    ///
+    /// The interpreter is signalled BEFORE its children: bash runs a trap that is pending
+    /// when its foreground child dies before it starts the next command, so the unwinding
+    /// is armed in time. The other order let a loaded machine run the rest of the command
+    /// (`sleep 30; echo after`) between the child's death and the abort signal.
     fn stop_round(&mut self, round: u32) {
         let signal = if round == 0 {
             Signal::SIGINT
         } else {
             Signal::SIGKILL
         };
-        self.kill_command_processes(signal);
         if let Some(abort) = self.kind.abort_signal() {
             procfs::signal(self.interp.key, abort);
         }
+        self.kill_command_processes(signal);
     }
 
     /// Signals the processes the current command started (descendants of the interpreter
