@@ -86,8 +86,13 @@ fn read_pid(path: &Path) -> Option<i32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-#[test]
-fn sigterm_during_a_slow_tool_kills_its_process_group_and_interrupts_the_run() {
+#[rstest::rstest]
+#[case::sigint(Signal::SIGINT)]
+#[case::sigterm(Signal::SIGTERM)]
+fn a_signal_during_a_slow_tool_kills_its_process_group_and_interrupts_the_run(
+    #[case] sent: Signal,
+) {
+    let name = sent.as_str();
     let script = "steps:\n  - message: {tool_calls: [{name: nap, arguments: {seconds: \"60\"}}]}\n  - message: {content: never}\n";
     let mock = mock(script);
     let test = delta(Test::new().agent("agent", AGENT), &mock).args([
@@ -98,12 +103,12 @@ fn sigterm_during_a_slow_tool_kills_its_process_group_and_interrupts_the_run() {
     wait_until("the tool to start", || read_pid(&pid_file).is_some());
     let pgid = read_pid(&pid_file).expect("pid");
     assert!(!group_is_gone(pgid), "the tool's group runs");
-    signal(&child, Signal::SIGTERM);
+    signal(&child, sent);
     let output = child.wait_with_output().expect("wait for delta");
     assert_eq!(output.status.code(), Some(130));
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
     assert_eq!(result["status"], "INTERRUPTED");
-    assert_eq!(result["error"]["message"], "interrupted by SIGTERM");
+    assert_eq!(result["error"]["message"], format!("interrupted by {name}"));
 
     // The shell and its background sleep were killed with the group, not left behind.
     wait_until("the tool's process group to disappear", || {
@@ -128,7 +133,9 @@ fn sigterm_during_a_slow_tool_kills_its_process_group_and_interrupts_the_run() {
         result["observation_content"]
             .as_str()
             .expect("text")
-            .starts_with("Error: the run was interrupted by SIGTERM while this command ran"),
+            .starts_with(&format!(
+                "Error: the run was interrupted by {name} while this command ran"
+            )),
         "{result}"
     );
     let record = files
