@@ -2,8 +2,8 @@
 //! seed 002 §3–§5).
 //!
 //! Nothing is created before every input is validated: arguments (the run id's syntax
-//! included), the agent's configuration (exit 126), the credentials (exit 126), the LLM
-//! settings from the environment. Then, in order: the workspace (`-w PATH`, created when
+//! included), the agent's configuration (exit 126), the `-w` path (exit 126), the
+//! credentials (exit 126), the LLM settings from the environment. Then, in order: the workspace (`-w PATH`, created when
 //! missing, or the agent's `workspaces/W00N`), the configuration reloaded with `${CWD}` =
 //! the workspace, the run directory (one atomic `mkdir`: a taken `--run-id` fails here,
 //! exit 1, with nothing else created), lock, metadata, RUN_START, the loop, the final
@@ -26,8 +26,8 @@ use crate::llm::{ClientSettings, Credentials, LlmClient, resolve_credentials};
 use crate::output::{RunResult, render_json, render_raw, render_text};
 use crate::run::{RunId, RunStateError};
 use crate::workspace::{
-    WORKSPACES_DIR, create_next_workspace, ensure_workspace, last_used, parse_workspace_name,
-    set_last_used,
+    WORKSPACES_DIR, WorkspaceError, check_workspace_path, create_next_workspace, ensure_workspace,
+    last_used, parse_workspace_name, set_last_used,
 };
 
 /// How many generated ids are tried before a collision is reported.
@@ -49,8 +49,8 @@ pub const TIMEOUT_MS_ENV: &str = "DELTA_LLM_TIMEOUT_MS";
         result, in the --format asked for, generated from the metadata.json already on \
         disk. Everything the run did is in WORKSPACE/.delta/RUN_ID/ (journal.jsonl, \
         metadata.json, engine.log, io/).\n\n\
-        Exit codes: 0 COMPLETED, 1 FAILED or iteration budget spent, 126 configuration \
-        error, 130 interrupted (SIGINT/SIGTERM), 2 usage.",
+        Exit codes: 0 COMPLETED, 1 FAILED or iteration budget spent, 126 configuration or \
+        permission error, 130 interrupted (SIGINT/SIGTERM), 2 usage.",
     after_help = render::examples(&[
         ("Run the agent in the current directory in a new workspace", "delta run -y -m \"Summarize notes.txt\""),
         ("Run in a chosen workspace", "delta run --agent ./my-agent -w ./work -m \"List the files\""),
@@ -156,14 +156,25 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// 126 for what the user must configure, 1 for the rest.
+    /// 126 for what the user must configure or grant (a usable workspace included), 1
+    /// for the rest.
     pub(super) fn exit(&self) -> Exit {
         match self {
             RunError::Credentials(_) | RunError::Setting { .. } | RunError::Fsync(_) => {
                 Exit::Config
             }
+            RunError::Workspace(error) => match error {
+                WorkspaceError::PermissionDenied { .. }
+                | WorkspaceError::NotFound { .. }
+                | WorkspaceError::NotADirectory { .. }
+                | WorkspaceError::ParentNotADirectory { .. }
+                | WorkspaceError::DeltaNotADirectory { .. } => Exit::Config,
+                WorkspaceError::Io { .. } | WorkspaceError::Exhausted { .. } => Exit::Failure,
+            },
+            RunError::Engine(engine::EngineError::RunState(RunStateError::Io {
+                source, ..
+            })) if is_permission(source) => Exit::Config,
             RunError::Client(_)
-            | RunError::Workspace(_)
             | RunError::Prompt(_)
             | RunError::Engine(_)
             | RunError::Runtime(_)
@@ -183,10 +194,19 @@ impl RunError {
                 "choose another --run-id, or resume that run with `delta continue --run-id ID`"
                     .to_owned(),
             ),
+            RunError::Workspace(error) => error.help(),
+            RunError::Engine(engine::EngineError::RunState(RunStateError::Io {
+                path,
+                source,
+                ..
+            })) if is_permission(source) => Some(format!(
+                "check the permissions of {} (the workspace's .delta/ must be writable), or \
+                 pass a workspace you can write to with -w",
+                path.display()
+            )),
             RunError::Credentials(_)
             | RunError::Fsync(_)
             | RunError::Client(_)
-            | RunError::Workspace(_)
             | RunError::Prompt(_)
             | RunError::Engine(_)
             | RunError::Runtime(_)
@@ -201,6 +221,11 @@ impl RunArgs {
         let agent = config::load_agent(&self.agent, &cwd)?;
         for warning in &agent.warnings {
             render::warning(warning);
+        }
+        // Before the credentials, which read `-w`'s .env: a file given as `-w` is reported
+        // as such, not as an unreadable `afile/.env`.
+        if let Some(dir) = &self.work_dir {
+            check_workspace_path(dir).map_err(RunError::from)?;
         }
         // Only the layers known before the workspace exists (its own .env is read again
         // below): a missing key must fail before anything is created.
@@ -337,6 +362,15 @@ fn ask_reuse(previous: &str) -> Result<bool, RunError> {
     Ok(!matches!(answer.as_str(), "n" | "no"))
 }
 
+/// The OS refused: no permission, or a read-only file system (exit 126, as the user must
+/// grant access or choose another place).
+fn is_permission(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
+}
+
 fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
@@ -408,6 +442,34 @@ mod tests {
         assert_eq!(settings.max_attempts, 3);
         assert_eq!(settings.backoff_base, Duration::ZERO);
         assert_eq!(settings.request_timeout, Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn the_os_refusing_the_run_directory_is_a_permission_error() {
+        let run_dir = |kind| {
+            RunError::Engine(engine::EngineError::RunState(RunStateError::Io {
+                path: PathBuf::from("/w/.delta/r1"),
+                action: "create directory",
+                source: std::io::Error::from(kind),
+            }))
+        };
+        for kind in [
+            std::io::ErrorKind::PermissionDenied,
+            std::io::ErrorKind::ReadOnlyFilesystem,
+        ] {
+            let error = run_dir(kind);
+            assert_eq!(error.exit(), Exit::Config);
+            assert!(
+                error
+                    .help()
+                    .unwrap()
+                    .starts_with("check the permissions of /w/.delta/r1 "),
+                "{error:?}"
+            );
+        }
+        let full = run_dir(std::io::ErrorKind::StorageFull);
+        assert_eq!(full.exit(), Exit::Failure);
+        assert_eq!(full.help(), None);
     }
 
     #[test]
