@@ -90,8 +90,8 @@ pub struct RunArgs {
     #[arg(short, long)]
     yes: bool,
 
-    /// Use this run id instead of a generated one ([A-Za-z0-9][A-Za-z0-9._-]{0,127}); it
-    /// must not exist in the workspace.
+    /// Use this run id instead of a generated one ([A-Za-z0-9][A-Za-z0-9._-]{0,127}, not
+    /// VERSION, LATEST or runs); it must not exist in the workspace.
     #[arg(long, value_name = "ID", value_parser = parse_run_id)]
     run_id: Option<RunId>,
 
@@ -189,11 +189,12 @@ impl RunError {
                 Some(format!("fix {variable}, or unset it for the default"))
             }
             RunError::Engine(engine::EngineError::RunState(RunStateError::RunExists {
+                run_id,
                 ..
-            })) => Some(
-                "choose another --run-id, or resume that run with `delta continue --run-id ID`"
-                    .to_owned(),
-            ),
+            })) => Some(format!(
+                "choose another --run-id, or resume that run with `delta continue --run-id \
+                 {run_id}`"
+            )),
             RunError::Workspace(error) => error.help(),
             RunError::Engine(engine::EngineError::RunState(RunStateError::Io {
                 path,
