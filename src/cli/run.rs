@@ -144,6 +144,15 @@ pub enum RunError {
     /// Reading the answer to the workspace question failed.
     #[error("cannot read the answer from standard input: {0}")]
     Prompt(#[source] std::io::Error),
+    /// The workspace question got no answer it understood, [`MAX_QUESTIONS`] times.
+    #[error(
+        "no clear answer to \"Reuse workspace {previous}?\" after {MAX_QUESTIONS} tries; \
+         nothing was created"
+    )]
+    NoAnswer {
+        /// The workspace offered.
+        previous: String,
+    },
     /// The run cannot be created or recorded (the id is taken, the disk refuses).
     #[error(transparent)]
     Engine(#[from] engine::EngineError),
@@ -156,8 +165,8 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// 126 for what the user must configure or grant (a usable workspace included), 1
-    /// for the rest.
+    /// 126 for what the user must configure or grant (a usable workspace included), 2
+    /// when the workspace question got no usable answer, 1 for the rest.
     pub(super) fn exit(&self) -> Exit {
         match self {
             RunError::Credentials(_) | RunError::Setting { .. } | RunError::Fsync(_) => {
@@ -174,6 +183,7 @@ impl RunError {
             RunError::Engine(engine::EngineError::RunState(RunStateError::Io {
                 source, ..
             })) if is_permission(source) => Exit::Config,
+            RunError::NoAnswer { .. } => Exit::Usage,
             RunError::Client(_)
             | RunError::Prompt(_)
             | RunError::Engine(_)
@@ -196,6 +206,10 @@ impl RunError {
                  {run_id}`"
             )),
             RunError::Workspace(error) => error.help(),
+            RunError::NoAnswer { previous } => Some(format!(
+                "answer y (reuse {previous}) or n (a new workspace); -y always creates a new \
+                 one and -w PATH names the workspace, both without asking"
+            )),
             RunError::Engine(engine::EngineError::RunState(RunStateError::Io {
                 path,
                 source,
@@ -318,7 +332,13 @@ impl RunArgs {
         // As `delta init`: a question needs someone to read it and someone to answer.
         let ask = !self.yes && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         let reuse = match last_used(&agent.home) {
-            Some(previous) if ask && ask_reuse(&previous.id)? => Some(previous),
+            Some(previous) if ask => {
+                let mut stdin = std::io::stdin().lock();
+                match ask_reuse(&previous.id, &mut stdin, &mut anstream::stderr())? {
+                    Reuse::Last => Some(previous),
+                    Reuse::New => None,
+                }
+            }
             Some(_) | None => None,
         };
         let workspace = match reuse {
@@ -348,19 +368,65 @@ fn numbered_id(agent_home: &Path, path: &Path) -> Option<String> {
     (parent == workspaces && parse_workspace_name(name).is_some()).then(|| name.to_owned())
 }
 
-/// Asks on stderr whether to reuse `previous`; an empty answer means yes.
-fn ask_reuse(previous: &str) -> Result<bool, RunError> {
-    render::stderr(&format!(
-        "Reuse workspace {previous} (last used)? [Y/n, n creates a new one] "
-    ));
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(RunError::Prompt)?;
-    let answer = answer.trim().to_ascii_lowercase();
-    Ok(!matches!(answer.as_str(), "n" | "no"))
+/// The answer to the workspace question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reuse {
+    /// Run in the workspace used last.
+    Last,
+    /// Create a new numbered workspace.
+    New,
+}
+
+/// How many times the workspace question is asked before unclear answers stop the run.
+const MAX_QUESTIONS: u32 = 3;
+
+/// What an answer to the workspace question means: only explicit answers count (Enter
+/// alone takes the default shown in capitals, reuse), and `None` asks again. Anything
+/// else used to count as "reuse", so a typo such as `nw` ran in the old workspace.
+fn parse_reuse_answer(answer: &str) -> Option<Reuse> {
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "" | "y" | "yes" | "r" | "reuse" => Some(Reuse::Last),
+        "n" | "no" | "new" => Some(Reuse::New),
+        _ => None,
+    }
+}
+
+/// Asks on `output` whether to reuse workspace `previous`, reading answers from `input`.
+///
+/// End of input means nobody is there to answer: a new workspace, as without a terminal.
+/// After [`MAX_QUESTIONS`] unclear answers nothing is guessed: [`RunError::NoAnswer`],
+/// with nothing created.
+fn ask_reuse(
+    previous: &str,
+    input: &mut impl BufRead,
+    output: &mut impl Write,
+) -> Result<Reuse, RunError> {
+    // The question goes to stderr; when that fails there is nowhere to report it, and the
+    // answer is still read.
+    let mut say = |text: String| {
+        let _ = output
+            .write_all(text.as_bytes())
+            .and_then(|()| output.flush());
+    };
+    for _ in 0..MAX_QUESTIONS {
+        say(format!(
+            "Reuse workspace {previous} (last used)? [Y/n: y reuses it, n creates a new one] "
+        ));
+        let mut answer = String::new();
+        if input.read_line(&mut answer).map_err(RunError::Prompt)? == 0 {
+            say("\nNo answer (end of input): creating a new workspace.\n".to_owned());
+            return Ok(Reuse::New);
+        }
+        match parse_reuse_answer(&answer) {
+            Some(reuse) => return Ok(reuse),
+            None => say(format!(
+                "Please answer y (reuse {previous}) or n (create a new workspace).\n"
+            )),
+        }
+    }
+    Err(RunError::NoAnswer {
+        previous: previous.to_owned(),
+    })
 }
 
 /// The OS refused: no permission, or a read-only file system (exit 126, as the user must
@@ -443,6 +509,71 @@ mod tests {
         assert_eq!(settings.max_attempts, 3);
         assert_eq!(settings.backoff_base, Duration::ZERO);
         assert_eq!(settings.request_timeout, Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn only_explicit_answers_decide_the_workspace_question() {
+        for answer in [
+            "", "\n", "y\n", "Y", "yes", " YES \n", "r", "reuse\n", "Reuse",
+        ] {
+            assert_eq!(parse_reuse_answer(answer), Some(Reuse::Last), "{answer:?}");
+        }
+        for answer in ["n", "N\n", "no", "No\n", "new", " NEW "] {
+            assert_eq!(parse_reuse_answer(answer), Some(Reuse::New), "{answer:?}");
+        }
+        for answer in ["nw", "yes please", "0", "q", "W001", "y n", "nope"] {
+            assert_eq!(parse_reuse_answer(answer), None, "{answer:?}");
+        }
+    }
+
+    /// The question asked with `input` as the terminal: the decision and what was shown.
+    fn ask(input: &str) -> (Result<Reuse, RunError>, String) {
+        let mut shown = Vec::new();
+        let decision = ask_reuse("W003", &mut std::io::Cursor::new(input), &mut shown);
+        (decision, String::from_utf8(shown).unwrap())
+    }
+
+    const QUESTION: &str =
+        "Reuse workspace W003 (last used)? [Y/n: y reuses it, n creates a new one] ";
+    const AGAIN: &str = "Please answer y (reuse W003) or n (create a new workspace).\n";
+
+    #[test]
+    fn an_unclear_answer_is_met_with_the_question_again() {
+        let (decision, shown) = ask("nw\nn\n");
+        assert_eq!(decision.unwrap(), Reuse::New);
+        assert_eq!(shown, format!("{QUESTION}{AGAIN}{QUESTION}"));
+        let (decision, _) = ask("\n");
+        assert_eq!(decision.unwrap(), Reuse::Last);
+    }
+
+    #[test]
+    fn end_of_input_creates_a_new_workspace() {
+        let (decision, shown) = ask("");
+        assert_eq!(decision.unwrap(), Reuse::New);
+        assert_eq!(
+            shown,
+            format!("{QUESTION}\nNo answer (end of input): creating a new workspace.\n")
+        );
+        let (decision, _) = ask("what\n");
+        assert_eq!(decision.unwrap(), Reuse::New);
+    }
+
+    #[test]
+    fn three_unclear_answers_stop_the_run_without_guessing() {
+        let (decision, shown) = ask("a\nb\nc\ny\n");
+        let error = decision.unwrap_err();
+        assert_eq!(shown, format!("{QUESTION}{AGAIN}").repeat(3));
+        assert_eq!(
+            error.to_string(),
+            "no clear answer to \"Reuse workspace W003?\" after 3 tries; nothing was created"
+        );
+        assert_eq!(error.exit(), Exit::Usage);
+        assert!(
+            error
+                .help()
+                .unwrap()
+                .starts_with("answer y (reuse W003) or n")
+        );
     }
 
     #[test]

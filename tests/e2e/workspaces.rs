@@ -207,3 +207,95 @@ fn a_read_only_workspace_or_delta_dir_exits_126_with_a_help_line() {
     mode(&run.path().join("ro"), 0o755);
     mode(&run.path().join("ro-delta/.delta"), 0o755);
 }
+
+/// A pseudo-terminal's output, collected by a thread as it comes (the child must never
+/// block on a full terminal buffer).
+struct Terminal {
+    master: std::fs::File,
+    seen: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Terminal {
+    /// Waits until the terminal has shown `text` (a hang guard, not a timing assertion).
+    fn wait_for(&self, text: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !self.seen.lock().unwrap().contains(text) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the terminal never showed {text:?}; it showed:\n{}",
+                self.seen.lock().unwrap()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    fn type_line(&mut self, line: &str) {
+        use std::io::Write as _;
+        self.master
+            .write_all(format!("{line}\n").as_bytes())
+            .unwrap();
+    }
+}
+
+/// Starts `test`'s delta with stdin and stderr on a new pseudo-terminal, stdout piped.
+fn spawn_on_terminal(test: &Test) -> (std::process::Child, Terminal) {
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let child = test
+        .command()
+        .stdin(std::process::Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(std::process::Stdio::from(pty.slave))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let master = std::fs::File::from(pty.master);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let mut reader = master.try_clone().unwrap();
+    let sink = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        use std::io::Read as _;
+        let mut buffer = [0u8; 4096];
+        // Ends with EIO once the child has closed its side.
+        while let Ok(n @ 1..) = reader.read(&mut buffer) {
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buffer[..n]));
+        }
+    });
+    (child, Terminal { master, seen })
+}
+
+// The workspace question took anything but n/no as "reuse": a typo like `nw` ran the task
+// in the old workspace. Now an unclear answer gets the question again.
+#[test]
+fn on_a_terminal_an_unclear_answer_is_asked_again_and_n_creates_a_new_workspace() {
+    let mock = mock(HELLO_SCRIPT);
+    let run = delta(hello_world(Test::new()), &mock)
+        .args(["run", "--agent", "agent", "-m", HELLO_TASK])
+        .run()
+        .code(0);
+    assert_eq!(run.read("agent/workspaces/LAST_USED"), "W001\n");
+
+    let test = delta(run.then(), &mock).args(["run", "--agent", "agent", "-m", HELLO_TASK]);
+    let (child, mut terminal) = spawn_on_terminal(&test);
+    terminal.wait_for("Reuse workspace W001 (last used)? [Y/n");
+    terminal.type_line("nw");
+    terminal.wait_for("Please answer y (reuse W001) or n (create a new workspace).");
+    terminal.type_line("n");
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        terminal.seen.lock().unwrap()
+    );
+    let shown = terminal.seen.lock().unwrap().clone();
+    assert_eq!(shown.matches("Reuse workspace W001").count(), 2, "{shown}");
+
+    let agent = test.path().join("agent/workspaces");
+    assert_eq!(
+        std::fs::read_to_string(agent.join("LAST_USED")).unwrap(),
+        "W002\n"
+    );
+    only_run(&agent.join("W001"));
+    only_run(&agent.join("W002"));
+}
