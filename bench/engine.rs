@@ -24,6 +24,7 @@ use delta_engine::journal::{
 };
 use delta_engine::llm::{ClientSettings, Credentials, LlmClient};
 use delta_engine::run::{RunId, read_metadata};
+use delta_engine::tool::OutputPolicy;
 use mock_llm::{MockServer, Script};
 
 const ITERATIONS: u32 = 100;
@@ -119,6 +120,7 @@ fn loop_overhead() {
                 task: "benchmark",
                 max_iterations: ITERATIONS,
                 fsync: FsyncPolicy::OnSync,
+                output: OutputPolicy::default(),
             })
             .unwrap();
             active
@@ -225,6 +227,7 @@ fn context_rebuild() {
             agent_home: &agent_home,
             workspace: &workspace,
             journal_path: &path,
+            output: &OutputPolicy::default(),
         };
         let rebuild = || {
             let events = read_journal(&path).unwrap().events;

@@ -8,6 +8,9 @@
 //!
 //! Nothing is cached between calls: the builder is handed the journal as just read from
 //! disk and the manifest as just re-read, which is what makes the engine stateless.
+//!
+//! The text of every file source passes the run's redactor: a generator (or a tool, for a
+//! plain `file` source) may have written the API key into it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,7 +18,8 @@ use std::time::Duration;
 use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
 use crate::journal::{Event, EventPayload, Thought};
 use crate::llm::{AssistantMessage, ChatMessage, ToolCall};
-use crate::tool::{ProcessOptions, run_process};
+use crate::secrets::Redactor;
+use crate::tool::{OutputPolicy, ProcessError, ProcessOptions, run_process};
 
 /// What a tool message says when the journal holds no result for a tool call (the run
 /// stopped between THOUGHT and ACTION_RESULT). The API rejects a request in which a tool
@@ -37,6 +41,9 @@ pub struct ContextEnv<'a> {
     pub workspace: &'a Path,
     /// The run's journal, passed as `JOURNAL_PATH`.
     pub journal_path: &'a Path,
+    /// The run's output policy (limit and redactor) for generators, whose output is not
+    /// recorded in files: only a bounded copy of stderr is kept, for error messages.
+    pub output: &'a OutputPolicy,
 }
 
 /// The messages of one request, and what went wrong on the way without stopping it.
@@ -96,6 +103,7 @@ pub async fn build_context(
         messages: Vec::new(),
         warnings: Vec::new(),
     };
+    let redactor = &env.output.redactor;
     for (index, source) in manifest.sources.iter().enumerate() {
         match source {
             ContextSource::File {
@@ -104,7 +112,7 @@ pub async fn build_context(
                 on_missing,
             } => {
                 let name = source_name(id.as_deref(), index);
-                if let Some(text) = read_source(path, *on_missing, &name)? {
+                if let Some(text) = read_source(path, *on_missing, &name, redactor)? {
                     built.messages.push(block(id.as_deref(), text));
                 }
             }
@@ -133,7 +141,7 @@ pub async fn build_context(
                         }
                     }
                 }
-                if let Some(text) = read_source(output_path, *on_missing, &name)? {
+                if let Some(text) = read_source(output_path, *on_missing, &name, redactor)? {
                     built.messages.push(block(id.as_deref(), text));
                 }
             }
@@ -165,9 +173,12 @@ fn read_source(
     path: &Path,
     on_missing: OnMissing,
     name: &str,
+    redactor: &Redactor,
 ) -> Result<Option<String>, ContextError> {
     match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Ok(bytes) => Ok(Some(
+            String::from_utf8_lossy(&redactor.redact_bytes(&bytes)).into_owned(),
+        )),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => match on_missing {
             OnMissing::Skip => Ok(None),
             OnMissing::Error => Err(ContextError::Missing {
@@ -200,18 +211,29 @@ async fn run_generator(generator: &Generator, env: &ContextEnv<'_>) -> Result<()
             ),
         ],
         timeout: Duration::from_millis(generator.timeout_ms),
+        output: env.output.clone(),
     };
     let command = shlex::try_join(generator.command.iter().map(String::as_str))
         .unwrap_or_else(|_| format!("{:?}", generator.command));
     let outcome = run_process(&generator.command, None, &options)
         .await
-        .map_err(|error| format!("`{command}` could not start: {error}"))?;
-    let stderr = excerpt(&String::from_utf8_lossy(&outcome.stderr));
+        .map_err(|error| match error {
+            ProcessError::NotStarted(error) => format!("`{command}` could not start: {error}"),
+            ProcessError::Output(_) => format!("`{command}` failed: {error}"),
+        })?;
+    // The excerpt needs only the start, which the in-memory copy always has.
+    let stderr = excerpt(&String::from_utf8_lossy(&outcome.stderr.head));
     let stderr = if stderr.is_empty() {
         String::new()
     } else {
         format!("; its stderr: {stderr}")
     };
+    if outcome.output_limit_exceeded {
+        return Err(format!(
+            "`{command}` wrote more than {} bytes to stdout or stderr and was killed{stderr}",
+            env.output.limit
+        ));
+    }
     if outcome.timed_out {
         return Err(format!(
             "`{command}` timed out after {} ms and was killed{stderr}",
@@ -624,6 +646,7 @@ mod tests {
             agent_home: dir.path(),
             workspace: dir.path(),
             journal_path: &journal_path,
+            output: &OutputPolicy::default(),
         };
         let built = build_context(&manifest, &events(vec![start("task")]), &env)
             .await
@@ -655,6 +678,7 @@ mod tests {
             agent_home: dir.path(),
             workspace: dir.path(),
             journal_path: &journal_path,
+            output: &OutputPolicy::default(),
         };
         let error = build_context(&manifest, &[], &env).await.unwrap_err();
         assert_eq!(
@@ -665,5 +689,61 @@ mod tests {
                 dir.path().join("nope.md").display()
             )
         );
+    }
+
+    #[tokio::test]
+    async fn a_flooding_generator_is_killed_at_the_output_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = ContextManifest {
+            sources: vec![ContextSource::ComputedFile {
+                id: Some("flood".to_owned()),
+                generator: Generator {
+                    command: ["sh", "-c", "echo flooding >&2; cat /dev/zero"]
+                        .map(str::to_owned)
+                        .to_vec(),
+                    timeout_ms: 30_000,
+                },
+                output_path: dir.path().join("flood.md"),
+                on_missing: OnMissing::Error,
+            }],
+        };
+        let journal_path = dir.path().join("journal.jsonl");
+        let env = ContextEnv {
+            run_id: "r1",
+            agent_home: dir.path(),
+            workspace: dir.path(),
+            journal_path: &journal_path,
+            output: &OutputPolicy::new(64 * 1024, Redactor::default()),
+        };
+        let error = build_context(&manifest, &[], &env).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "context source 'flood': generator `sh -c 'echo flooding >&2; cat /dev/zero'` \
+             wrote more than 65536 bytes to stdout or stderr and was killed; its stderr: \
+             flooding"
+        );
+    }
+
+    #[tokio::test]
+    async fn file_sources_are_read_with_the_key_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.md"), "key: sk-context-secret-1\n").unwrap();
+        let manifest = ContextManifest {
+            sources: vec![ContextSource::File {
+                id: None,
+                path: dir.path().join("notes.md"),
+                on_missing: OnMissing::Error,
+            }],
+        };
+        let journal_path = dir.path().join("journal.jsonl");
+        let env = ContextEnv {
+            run_id: "r1",
+            agent_home: dir.path(),
+            workspace: dir.path(),
+            journal_path: &journal_path,
+            output: &OutputPolicy::new(1024, Redactor::new(["sk-context-secret-1"])),
+        };
+        let built = build_context(&manifest, &[], &env).await.unwrap();
+        assert_eq!(built.messages, [ChatMessage::system("key: [REDACTED]\n")]);
     }
 }

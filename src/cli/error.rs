@@ -2,11 +2,13 @@
 
 use std::io;
 
+use super::continue_::ContinueError;
 use super::exit::Exit;
 use super::init::InitError;
 use super::render;
 use super::run::RunError;
 use crate::config::ConfigError;
+use crate::output::OutputError;
 
 /// A failed command. Rendered once, on stderr, by [`report`].
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +22,12 @@ pub enum CliError {
     /// `delta init` could not create the agent.
     #[error(transparent)]
     Init(#[from] InitError),
+    /// `delta continue` could not take the run over, or could not record or report it.
+    #[error(transparent)]
+    Continue(#[from] ContinueError),
+    /// Runs could not be listed or a run's result could not be read back.
+    #[error(transparent)]
+    Output(#[from] OutputError),
     /// `delta run` could not start, or could not record or report its run.
     #[error(transparent)]
     Run(#[from] RunError),
@@ -39,7 +47,8 @@ impl CliError {
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
             CliError::Run(error) => error.exit(),
-            CliError::CurrentDir(_) | CliError::Stdout(_) => Exit::Failure,
+            CliError::Continue(error) => error.exit(),
+            CliError::Output(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => Exit::Failure,
         }
     }
 
@@ -48,10 +57,14 @@ impl CliError {
         match self {
             CliError::Init(error) => error.help(),
             CliError::Run(error) => error.help(),
+            CliError::Continue(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
             }
-            CliError::Usage(_) | CliError::Config(_) | CliError::Stdout(_) => None,
+            CliError::Usage(_)
+            | CliError::Config(_)
+            | CliError::Output(_)
+            | CliError::Stdout(_) => None,
         }
     }
 }
@@ -72,12 +85,15 @@ pub fn report(error: &CliError) {
             return;
         }
         CliError::Config(error) => error.to_string(),
-        CliError::Init(_) | CliError::Run(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => {
-            match error.help() {
-                Some(help) => format!("error: {error}\n  = help: {help}"),
-                None => format!("error: {error}"),
-            }
-        }
+        CliError::Init(_)
+        | CliError::Run(_)
+        | CliError::Continue(_)
+        | CliError::Output(_)
+        | CliError::CurrentDir(_)
+        | CliError::Stdout(_) => match error.help() {
+            Some(help) => format!("error: {error}\n  = help: {help}"),
+            None => format!("error: {error}"),
+        },
     };
     render::stderr(&render::diagnostic(&text));
 }

@@ -6,9 +6,12 @@
 //! into the process's exit code, after [`report`] has printed the error once.
 
 mod completions;
+mod continue_;
 mod error;
 mod exit;
+mod human;
 pub mod init;
+mod list_runs;
 mod render;
 mod run;
 mod stream;
@@ -46,7 +49,14 @@ pub struct Cli {
 enum Command {
     /// Create a new agent directory from a template.
     Init(init::InitArgs),
+    /// Continue an existing run: resume, answer its question, extend or retry it.
+    #[command(long_about = continue_::LONG_ABOUT)]
+    Continue(continue_::ContinueArgs),
+    /// List the runs of a workspace, most recently updated first.
+    #[command(long_about = list_runs::LONG_ABOUT)]
+    ListRuns(list_runs::ListRunsArgs),
     /// Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace.
+    #[command(long_about = run::LONG_ABOUT)]
     Run(run::RunArgs),
     /// Inspect tool definitions: `delta tool expand` shows what each tool really runs.
     Tool(tool::ToolArgs),
@@ -69,6 +79,8 @@ pub fn run() -> Result<Exit, CliError> {
     };
     match cli.command {
         Command::Init(args) => args.run(),
+        Command::Continue(args) => args.run(),
+        Command::ListRuns(args) => args.run(),
         Command::Run(args) => args.run(),
         Command::Tool(args) => args.run(),
         Command::Completions(args) => args.run(),

@@ -17,6 +17,7 @@ use clap::{Args, ValueEnum, ValueHint};
 
 use super::error::CliError;
 use super::exit::Exit;
+use super::human::{TerminalHuman, print_pause_guidance};
 use super::render;
 use super::stream::StreamRenderer;
 use crate::config::{self, Agent};
@@ -25,6 +26,8 @@ use crate::journal::FsyncPolicy;
 use crate::llm::{ClientSettings, Credentials, LlmClient, resolve_credentials};
 use crate::output::{RunResult, render_json, render_raw, render_text};
 use crate::run::{RunId, RunStateError};
+use crate::secrets::Redactor;
+use crate::tool::{DEFAULT_OUTPUT_LIMIT, OutputPolicy};
 use crate::workspace::{
     WORKSPACES_DIR, WorkspaceError, check_workspace_path, create_next_workspace, ensure_workspace,
     last_used, parse_workspace_name, set_last_used,
@@ -39,18 +42,24 @@ pub const MAX_ATTEMPTS_ENV: &str = "DELTA_LLM_MAX_ATTEMPTS";
 pub const BACKOFF_MS_ENV: &str = "DELTA_LLM_BACKOFF_MS";
 /// Limit for one HTTP attempt, in milliseconds.
 pub const TIMEOUT_MS_ENV: &str = "DELTA_LLM_TIMEOUT_MS";
+/// Output a tool, hook or generator may store per stream before it is killed, in MiB.
+pub const OUTPUT_LIMIT_MB_ENV: &str = "DELTA_TOOL_OUTPUT_LIMIT_MB";
 
-/// Arguments of `delta run`.
-#[derive(Debug, Args)]
-#[command(
-    long_about = "Start a new run of an agent and drive it until the model gives its final \
+/// The long help of `delta run`; set on the subcommand, where the variant's doc comment
+/// would otherwise replace it.
+pub(super) const LONG_ABOUT: &str = "Start a new run of an agent and drive it until the model gives its final \
         answer, the iteration budget is spent, an unrecoverable error occurs, or Ctrl+C.\n\n\
         The live Think-Act-Observe stream goes to stderr; stdout gets only the final \
         result, in the --format asked for, generated from the metadata.json already on \
         disk. Everything the run did is in WORKSPACE/.delta/RUN_ID/ (journal.jsonl, \
         metadata.json, engine.log, io/).\n\n\
-        Exit codes: 0 COMPLETED, 1 FAILED or iteration budget spent, 126 configuration or \
-        permission error, 130 interrupted (SIGINT/SIGTERM), 2 usage.",
+        Exit codes: 0 COMPLETED, 1 FAILED or iteration budget spent, 101 waiting for an \
+        answer (ask_human), 126 configuration or permission error, 130 interrupted \
+        (SIGINT/SIGTERM), 2 usage.";
+
+/// Arguments of `delta run`.
+#[derive(Debug, Args)]
+#[command(
     after_help = render::examples(&[
         ("Run the agent in the current directory in a new workspace", "delta run -y -m \"Summarize notes.txt\""),
         ("Run in a chosen workspace", "delta run --agent ./my-agent -w ./work -m \"List the files\""),
@@ -80,8 +89,8 @@ pub struct RunArgs {
     #[arg(short, long)]
     verbose: bool,
 
-    /// Interactive mode: ask_human questions are asked on the terminal (ask_human is not
-    /// answered in this version; the model is told to proceed without it).
+    /// Interactive mode: ask_human questions are asked on the terminal instead of pausing
+    /// the run (exit 101) for `delta continue`.
     #[arg(short, long)]
     interactive: bool,
 
@@ -111,7 +120,7 @@ pub enum Format {
     Raw,
 }
 
-fn parse_run_id(text: &str) -> Result<RunId, String> {
+pub(super) fn parse_run_id(text: &str) -> Result<RunId, String> {
     RunId::parse(text).map_err(|error| error.to_string())
 }
 
@@ -200,10 +209,11 @@ impl RunError {
             }
             RunError::Engine(engine::EngineError::RunState(RunStateError::RunExists {
                 run_id,
-                ..
+                workspace,
             })) => Some(format!(
                 "choose another --run-id, or resume that run with `delta continue --run-id \
-                 {run_id}`"
+                 {run_id} -w {}`",
+                workspace.display()
             )),
             RunError::Workspace(error) => error.help(),
             RunError::NoAnswer { previous } => Some(format!(
@@ -250,12 +260,14 @@ impl RunArgs {
         );
         resolve_credentials(&workspace_guess, &agent.home, env_var).map_err(RunError::from)?;
         let settings = client_settings(env_var)?;
+        let output_limit = output_limit(env_var)?;
         let fsync = FsyncPolicy::from_env().map_err(RunError::Fsync)?;
 
         let chosen = self.choose_workspace(&agent)?;
         let agent = config::load_agent(&self.agent, &chosen.path)?;
         let credentials: Credentials =
             resolve_credentials(&chosen.path, &agent.home, env_var).map_err(RunError::from)?;
+        let output = OutputPolicy::new(output_limit, Redactor::for_run(&credentials, env_var));
         let llm = LlmClient::new(credentials, settings).map_err(RunError::from)?;
         let max_iterations = self
             .max_iterations
@@ -270,7 +282,10 @@ impl RunArgs {
             // Installed before the run exists, so that no signal can leave it RUNNING;
             // after the workspace question, so that Ctrl+C there still just quits.
             let shutdown = Shutdown::on_signals().map_err(RunError::Runtime)?;
-            let active = self.start(&agent, &chosen, max_iterations, fsync)?;
+            let mut active = self.start(&agent, &chosen, max_iterations, fsync, &output)?;
+            if self.interactive {
+                active = active.with_human(std::sync::Arc::new(TerminalHuman));
+            }
             let mut renderer = StreamRenderer::stderr(self.verbose);
             let paths = active.drive(&agent, &llm, &mut renderer, shutdown).await?;
             Ok::<_, RunError>(paths)
@@ -282,6 +297,7 @@ impl RunArgs {
             Format::Json => render_json(&result),
             Format::Raw => render_raw(&result),
         };
+        print_pause_guidance(&result);
         render::stdout(&text)?;
         Ok(exit_for(result.exit_code()))
     }
@@ -294,6 +310,7 @@ impl RunArgs {
         workspace: &ChosenWorkspace,
         max_iterations: u32,
         fsync: FsyncPolicy,
+        output: &OutputPolicy,
     ) -> Result<engine::ActiveRun, RunError> {
         let mut attempts = 0;
         loop {
@@ -309,6 +326,7 @@ impl RunArgs {
                 task: &self.message,
                 max_iterations,
                 fsync,
+                output: output.clone(),
             });
             attempts += 1;
             match started {
@@ -438,13 +456,15 @@ fn is_permission(error: &std::io::Error) -> bool {
     )
 }
 
-fn env_var(name: &str) -> Option<String> {
+pub(super) fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
 /// The client's retry settings, with the `DELTA_LLM_*` overrides (used by tests and by
 /// users behind slow or flaky endpoints).
-fn client_settings(env: impl Fn(&str) -> Option<String>) -> Result<ClientSettings, RunError> {
+pub(super) fn client_settings(
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ClientSettings, RunError> {
     let mut settings = ClientSettings::default();
     let number = |variable: &'static str, min: u64| -> Result<Option<u64>, RunError> {
         let Some(value) = env(variable) else {
@@ -475,7 +495,24 @@ fn client_settings(env: impl Fn(&str) -> Option<String>) -> Result<ClientSetting
     Ok(settings)
 }
 
-fn exit_for(code: i32) -> Exit {
+/// The per-stream output limit of tools, hooks and generators: `DELTA_TOOL_OUTPUT_LIMIT_MB`
+/// (whole MiB, at least 1) for users whose tools legitimately print more, else the default.
+pub(super) fn output_limit(env: impl Fn(&str) -> Option<String>) -> Result<u64, RunError> {
+    const MIB: u64 = 1024 * 1024;
+    let Some(value) = env(OUTPUT_LIMIT_MB_ENV) else {
+        return Ok(DEFAULT_OUTPUT_LIMIT);
+    };
+    match value.trim().parse::<u64>() {
+        Ok(mb) if mb >= 1 => Ok(mb.saturating_mul(MIB)),
+        Ok(_) | Err(_) => Err(RunError::Setting {
+            variable: OUTPUT_LIMIT_MB_ENV,
+            value,
+            expected: "a whole number of MiB greater than 0",
+        }),
+    }
+}
+
+pub(super) fn exit_for(code: i32) -> Exit {
     match code {
         0 => Exit::Success,
         101 => Exit::WaitingForInput,
@@ -602,6 +639,21 @@ mod tests {
         let full = run_dir(std::io::ErrorKind::StorageFull);
         assert_eq!(full.exit(), Exit::Failure);
         assert_eq!(full.help(), None);
+    }
+
+    #[test]
+    fn the_output_limit_is_in_mib_with_a_default() {
+        assert_eq!(output_limit(env(&[])).unwrap(), DEFAULT_OUTPUT_LIMIT);
+        assert_eq!(
+            output_limit(env(&[(OUTPUT_LIMIT_MB_ENV, "2")])).unwrap(),
+            2 * 1024 * 1024
+        );
+        let error = output_limit(env(&[(OUTPUT_LIMIT_MB_ENV, "0")])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "DELTA_TOOL_OUTPUT_LIMIT_MB=\"0\" is not a whole number of MiB greater than 0"
+        );
+        assert_eq!(error.exit(), Exit::Config);
     }
 
     #[test]

@@ -12,7 +12,9 @@ use serde_json::{Map, Value, json};
 
 use super::observation::{Ending, cap_observation, format_observation};
 use crate::journal::ActionStatus;
-use crate::tool::{ASK_HUMAN_TOOL, Invocation, ProcessOptions, ProcessOutcome, ToolSpec};
+use crate::tool::{
+    ASK_HUMAN_TOOL, Captured, Invocation, OutputPolicy, ProcessOptions, ProcessOutcome, ToolSpec,
+};
 
 /// The built-in `ask_human` declaration (seed 000 §2.5.1), offered on every request.
 pub fn ask_human_schema() -> Value {
@@ -43,12 +45,6 @@ pub fn ask_human_schema() -> Value {
         }
     })
 }
-
-/// The observation for an `ask_human` call until human input is implemented.
-pub const ASK_HUMAN_UNAVAILABLE: &str = "Error: ask_human cannot be answered in this version of \
-    delta: human input is not supported yet, and no one will see the question. Proceed \
-    without it: make the most reasonable assumption, state it in your final answer, and do \
-    not call ask_human again.";
 
 /// A tool call resolved against the agent's tools, before anything runs.
 #[derive(Debug)]
@@ -98,17 +94,13 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// Finds the tool and builds its invocation; every failure is an observation.
+/// Finds the tool and builds its invocation; every failure is an observation. (`ask_human`
+/// never gets here: the loop answers it itself, see `human`.)
 pub fn resolve<'a>(
     tools: &'a [ToolSpec],
     name: &str,
     args: Result<&Map<String, Value>, &str>,
 ) -> Resolved<'a> {
-    if name == ASK_HUMAN_TOOL {
-        return Resolved::Refused {
-            observation: ASK_HUMAN_UNAVAILABLE.to_owned(),
-        };
-    }
     let Some(spec) = tools.iter().find(|tool| tool.name == name) else {
         let mut available: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
         available.push(ASK_HUMAN_TOOL);
@@ -139,8 +131,8 @@ pub fn resolve<'a>(
 /// How a command run ended, for the journal and `io/`.
 #[derive(Debug)]
 pub struct Executed {
-    /// SUCCESS (exit 0) or FAILED (non-zero exit, signal, timeout); ERROR when it did not
-    /// start.
+    /// SUCCESS (exit 0) or FAILED (non-zero exit, signal, timeout, output limit); ERROR
+    /// when it did not start.
     pub status: ActionStatus,
     /// The exit code, when it exited.
     pub exit_code: Option<i32>,
@@ -150,30 +142,51 @@ pub struct Executed {
     pub duration: Duration,
 }
 
-/// Turns a finished process into the journal's view of it.
+/// Turns a finished process into the journal's view of it. The streams' in-memory copies
+/// are already redacted by the process runner; `output_limit` is the policy's, for the
+/// marker.
 pub fn observe(
     outcome: &ProcessOutcome,
     timeout: Duration,
+    output_limit: u64,
     limit: usize,
     full_output_ref: &str,
 ) -> Executed {
-    let ending = ending_of(outcome, timeout);
+    let ending = ending_of(outcome, timeout, output_limit);
     let status = match ending {
         Ending::Exited(0) => ActionStatus::Success,
-        Ending::Exited(_) | Ending::Signaled(_) | Ending::TimedOut(_) => ActionStatus::Failed,
+        Ending::Exited(_) | Ending::Signaled(_) | Ending::TimedOut(_) | Ending::OutputLimit(_) => {
+            ActionStatus::Failed
+        }
     };
-    let stdout = String::from_utf8_lossy(&outcome.stdout);
-    let stderr = String::from_utf8_lossy(&outcome.stderr);
-    let text = format_observation(&stdout, &stderr, ending);
+    let text = format_observation(
+        &kept_text(&outcome.stdout),
+        &kept_text(&outcome.stderr),
+        ending,
+    );
+    let unkept = outcome.stdout.omitted + outcome.stderr.omitted;
     Executed {
         status,
         exit_code: outcome.exit_code,
-        observation: cap_observation(&text, limit, full_output_ref),
+        observation: cap_observation(&text, unkept, limit, full_output_ref),
         duration: outcome.duration,
     }
 }
 
-fn ending_of(outcome: &ProcessOutcome, timeout: Duration) -> Ending {
+/// The head and tail of a stream as text; where a long stream's middle is missing,
+/// [`cap_observation`] puts its marker.
+fn kept_text(captured: &Captured) -> String {
+    let mut bytes = captured.head.clone();
+    bytes.extend_from_slice(&captured.tail);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The output limit is reported before anything else: the output was cut, whatever the
+/// process did after (a producer often dies of SIGPIPE before the kill).
+fn ending_of(outcome: &ProcessOutcome, timeout: Duration, output_limit: u64) -> Ending {
+    if outcome.output_limit_exceeded {
+        return Ending::OutputLimit(output_limit);
+    }
     if outcome.timed_out {
         let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         return Ending::TimedOut(ms);
@@ -187,58 +200,56 @@ fn ending_of(outcome: &ProcessOutcome, timeout: Duration) -> Ending {
 }
 
 /// The process options of a tool: the workspace as working directory, the run's ids in
-/// the environment, the tool's timeout.
+/// the environment, the tool's timeout, and the run's output policy with the streams
+/// going straight to `stdout.log` and `stderr.log` in `record_dir`.
+///
+/// The environment is the engine's own plus `env`, API key included: a sub-agent run as
+/// a tool (`delta run`) needs it. The policy's redactor keeps it out of what is recorded.
 pub fn process_options(
     spec: &ToolSpec,
     workspace: &Path,
     env: &[(String, String)],
+    output: &OutputPolicy,
+    record_dir: &Path,
 ) -> ProcessOptions {
     ProcessOptions {
         cwd: workspace.to_path_buf(),
         env: env.to_vec(),
         timeout: spec.timeout(),
+        output: output.with_files(record_dir.join("stdout.log"), record_dir.join("stderr.log")),
     }
 }
 
-/// What is written to `io/tool_executions/{action_id}/`.
+/// What is written to `io/tool_executions/{action_id}/` besides the output the process
+/// runner streamed to `stdout.log` and `stderr.log`.
 #[derive(Debug)]
 pub struct ExecutionRecord<'a> {
     /// `command.txt`: the resolved command line.
     pub command: &'a str,
-    /// `stdout.log`.
-    pub stdout: &'a [u8],
-    /// `stderr.log`.
-    pub stderr: &'a [u8],
-    /// `exit_code.txt`: the code, or `signal N`, `timeout`, `interrupted`, `not started`.
+    /// `stdout.log` and `stderr.log`, for a command that never started (nothing was
+    /// streamed to them); `None` leaves what the runner wrote.
+    pub logs: Option<(&'a [u8], &'a [u8])>,
+    /// `exit_code.txt`: the code, or `signal N`, `timeout`, `output limit exceeded`,
+    /// `interrupted`, `not started`, `error`.
     pub exit: String,
     /// `duration_ms.txt`.
     pub duration: Duration,
 }
 
 impl ExecutionRecord<'_> {
-    /// Writes the five files into `dir` (created).
+    /// Writes the files into `dir` (created).
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("command.txt"), format!("{}\n", self.command))?;
-        std::fs::write(dir.join("stdout.log"), self.stdout)?;
-        std::fs::write(dir.join("stderr.log"), self.stderr)?;
+        if let Some((stdout, stderr)) = self.logs {
+            std::fs::write(dir.join("stdout.log"), stdout)?;
+            std::fs::write(dir.join("stderr.log"), stderr)?;
+        }
         std::fs::write(dir.join("exit_code.txt"), format!("{}\n", self.exit))?;
         std::fs::write(
             dir.join("duration_ms.txt"),
             format!("{}\n", self.duration.as_millis()),
         )
-    }
-}
-
-/// `exit_code.txt`'s content for a finished process.
-pub fn exit_text(outcome: &ProcessOutcome) -> String {
-    if outcome.timed_out {
-        return "timeout".to_owned();
-    }
-    match (outcome.exit_code, outcome.signal) {
-        (Some(code), _) => code.to_string(),
-        (None, Some(signal)) => format!("signal {signal}"),
-        (None, None) => "unknown".to_owned(),
     }
 }
 
@@ -274,43 +285,36 @@ mod tests {
         );
     }
 
-    #[test]
-    fn ask_human_is_refused_with_guidance() {
-        let Resolved::Refused { observation } = resolve(&[], ASK_HUMAN_TOOL, Ok(&Map::new()))
-        else {
-            panic!("ask_human ran");
-        };
-        assert_eq!(observation, ASK_HUMAN_UNAVAILABLE);
-    }
-
     fn outcome(exit_code: Option<i32>, signal: Option<i32>, timed_out: bool) -> ProcessOutcome {
         ProcessOutcome {
-            stdout: b"out\n".to_vec(),
-            stderr: Vec::new(),
+            stdout: Captured::whole(b"out\n".to_vec()),
+            stderr: Captured::default(),
             exit_code,
             signal,
             timed_out,
+            output_limit_exceeded: false,
             duration: Duration::from_millis(7),
         }
     }
 
     const MS: Duration = Duration::from_millis(5);
+    const MIB: u64 = 1024 * 1024;
 
     #[test]
     fn statuses_follow_the_ending() {
         assert_eq!(
-            observe(&outcome(Some(0), None, false), MS, 100, "r").status,
+            observe(&outcome(Some(0), None, false), MS, MIB, 100, "r").status,
             ActionStatus::Success
         );
         assert_eq!(
-            observe(&outcome(Some(3), None, false), MS, 100, "r").status,
+            observe(&outcome(Some(3), None, false), MS, MIB, 100, "r").status,
             ActionStatus::Failed
         );
         assert_eq!(
-            observe(&outcome(None, Some(9), false), MS, 100, "r").status,
+            observe(&outcome(None, Some(9), false), MS, MIB, 100, "r").status,
             ActionStatus::Failed
         );
-        let timed_out = observe(&outcome(None, Some(9), true), MS, 100, "r");
+        let timed_out = observe(&outcome(None, Some(9), true), MS, MIB, 100, "r");
         assert_eq!(timed_out.status, ActionStatus::Failed);
         assert_eq!(
             timed_out.observation,
@@ -319,9 +323,50 @@ mod tests {
     }
 
     #[test]
+    fn the_output_limit_is_named_whatever_killed_the_process() {
+        // The producer died of SIGPIPE when the engine stopped reading.
+        let mut flooded = outcome(None, Some(13), false);
+        flooded.output_limit_exceeded = true;
+        let executed = observe(&flooded, MS, MIB, 100, "r");
+        assert_eq!(executed.status, ActionStatus::Failed);
+        assert_eq!(
+            executed.observation,
+            "out\n[output exceeded 1 MiB; process group killed]"
+        );
+        assert_eq!(flooded.exit_text(), "output limit exceeded");
+    }
+
+    #[test]
+    fn a_stream_cut_in_memory_keeps_its_head_and_tail_around_one_marker() {
+        let mut long = outcome(None, Some(9), false);
+        long.output_limit_exceeded = true;
+        long.stdout = Captured {
+            head: b"H".repeat(300),
+            omitted: 5000,
+            tail: b"T".repeat(300),
+        };
+        let executed = observe(&long, MS, MIB, 200, "io/tool_executions/a/");
+        let text = &executed.observation;
+        assert!(text.chars().count() <= 200, "{text}");
+        assert!(text.starts_with("HHHH"), "{text}");
+        assert!(
+            text.ends_with("TTTT\n[output exceeded 1 MiB; process group killed]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("more bytes omitted; full output in io/tool_executions/a/"),
+            "{text}"
+        );
+        assert!(
+            text.contains(" characters and 5000 more bytes omitted"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn exit_text_names_how_it_ended() {
-        assert_eq!(exit_text(&outcome(Some(0), None, false)), "0");
-        assert_eq!(exit_text(&outcome(None, Some(15), false)), "signal 15");
-        assert_eq!(exit_text(&outcome(None, Some(9), true)), "timeout");
+        assert_eq!(outcome(Some(0), None, false).exit_text(), "0");
+        assert_eq!(outcome(None, Some(15), false).exit_text(), "signal 15");
+        assert_eq!(outcome(None, Some(9), true).exit_text(), "timeout");
     }
 }

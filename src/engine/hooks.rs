@@ -117,6 +117,7 @@ impl ActiveRun {
             Stop::Completed(result) => (FinalStatus::Completed, None, Some(result)),
             Stop::Failed(error) => (FinalStatus::Failed, Some(error), None),
             Stop::Interrupted(error) => (FinalStatus::Interrupted, Some(error), None),
+            Stop::WaitingForInput => (FinalStatus::WaitingForInput, None, None),
         };
         if let (FinalStatus::Failed, Some(error)) = (status, error)
             && let Err(e) = self

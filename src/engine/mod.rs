@@ -11,6 +11,8 @@
 //! - the model answers without tool calls: COMPLETED, its text (or the JSON object/array
 //!   the text parses as) is the result;
 //! - the iteration budget is spent: INTERRUPTED, `error.type` `MaxIterationsReached`;
+//! - the model calls `ask_human` and nobody answers at once (no `-i`): WAITING_FOR_INPUT,
+//!   the question in `interaction/request.json` for `delta continue`;
 //! - SIGINT/SIGTERM ([`Shutdown`]): the LLM call or tool in flight is abandoned (its
 //!   process group killed), a dangling ACTION_REQUEST gets an ERROR result, INTERRUPTED
 //!   with `error.type` `Interrupted`;
@@ -21,20 +23,25 @@
 //! order, before [`ActiveRun::drive`] returns; the caller prints from the metadata on disk.
 
 mod act;
+mod continued;
 mod event;
 mod hooks;
+mod human;
 mod log;
 mod observation;
 mod shutdown;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use act::{ASK_HUMAN_UNAVAILABLE, ask_human_schema, parse_arguments};
+pub use act::{ask_human_schema, parse_arguments};
+pub use continued::resume_run;
 pub use event::{EngineEvent, NoObserver, Observer};
+pub use human::HumanInput;
 pub use log::{EngineLog, Level};
 pub use observation::{Ending, OBSERVATION_LIMIT_CHARS, cap_observation, format_observation};
 pub use shutdown::{Shutdown, ShutdownTrigger, StopSignal};
@@ -54,8 +61,17 @@ use crate::run::{
     ErrorInfo, ErrorType, Metadata, MetadataInit, ProcessIdentity, RunId, RunLock, RunPaths,
     RunStateError, Timestamp, create_run, write_metadata,
 };
-use crate::tool::{ProcessOutcome, ToolSpec, run_process};
-use act::{ExecutionRecord, Resolved, exit_text, observe, process_options, resolve};
+use crate::tool::{
+    ASK_HUMAN_TOOL, OUTPUT_KEEP_BYTES, OutputPolicy, ProcessError, ProcessOutcome, ToolSpec,
+    run_process,
+};
+use act::{ExecutionRecord, Resolved, observe, process_options, resolve};
+use human::Asked;
+
+// An observation's head and tail (half the cap each, up to 4 bytes a character) must come
+// from the head and tail of a stream the process runner kept in memory, so that the gap
+// in a long stream's copy always falls in the part the cap cuts out.
+const _: () = assert!(OBSERVATION_LIMIT_CHARS * 4 / 2 <= OUTPUT_KEEP_BYTES);
 
 /// Iterations a run may take when neither `--max-iterations` nor agent.yaml says.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 30;
@@ -82,6 +98,10 @@ pub struct NewRun<'a> {
     pub max_iterations: u32,
     /// When the journal is fsynced (`DELTA_FSYNC`, validated by the caller up front).
     pub fsync: FsyncPolicy,
+    /// What happens to the output of every tool, generator and hook of the run (its
+    /// files are set per process): the limit, and the redactor of the run's API key, which
+    /// also cleans `engine.log`.
+    pub output: OutputPolicy,
 }
 
 /// A failure of the engine itself: the run directory cannot be written or read back.
@@ -117,7 +137,10 @@ pub struct ActiveRun {
     journal: Journal,
     metadata: Metadata,
     log: EngineLog,
+    /// Answers `ask_human` at once (`-i`); without it the run pauses for the answer.
+    human: Option<Arc<dyn HumanInput>>,
     hooks: HookRunner,
+    output: OutputPolicy,
 }
 
 /// Creates the run: one atomic `mkdir` of `.delta/{run_id}` (the uniqueness check, so an
@@ -151,7 +174,7 @@ pub fn start_run(new: NewRun<'_>) -> Result<ActiveRun, EngineError> {
         agent_ref: new.agent.home.display().to_string(),
     }))?;
     journal.sync()?;
-    let mut log = EngineLog::open(&paths.engine_log());
+    let mut log = EngineLog::open(&paths.engine_log(), new.output.redactor.clone());
     log.info(&format!(
         "run {} started: agent '{}' ({}), workspace {}, model {}, max_iterations {}, pid {}",
         new.run_id.as_str(),
@@ -163,12 +186,14 @@ pub fn start_run(new: NewRun<'_>) -> Result<ActiveRun, EngineError> {
         metadata.pid
     ));
     Ok(ActiveRun {
-        hooks: HookRunner::new(new.agent.hooks.clone(), &paths),
+        hooks: HookRunner::new(new.agent.hooks.clone(), &paths).with_output(new.output.clone()),
         paths,
         _lock: lock,
         journal,
         metadata,
         log,
+        human: None,
+        output: new.output,
     })
 }
 
@@ -182,6 +207,7 @@ enum Stop {
     Completed(Value),
     Failed(ErrorInfo),
     Interrupted(ErrorInfo),
+    WaitingForInput,
 }
 
 impl ActiveRun {
@@ -312,6 +338,13 @@ impl ActiveRun {
                 if let Some(signal) = shutdown.requested() {
                     return Ok(interrupted(signal));
                 }
+                if call.name == ASK_HUMAN_TOOL {
+                    match self.ask_human(call, observer, shutdown).await? {
+                        Asked::Answered => continue,
+                        Asked::Paused => return Ok(Stop::WaitingForInput),
+                        Asked::Stopped(signal) => return Ok(interrupted(signal)),
+                    }
+                }
                 if let Some(signal) = self.act(agent, call, observer, shutdown).await? {
                     return Ok(interrupted(signal));
                 }
@@ -364,6 +397,7 @@ impl ActiveRun {
             agent_home: &agent.home,
             workspace: &workspace,
             journal_path: &journal_path,
+            output: &self.output,
         };
         let built = tokio::select! {
             built = build_context(&manifest, &events, &env) => built,
@@ -608,7 +642,15 @@ impl ActiveRun {
             }
             Resolved::Run { spec, invocation } => {
                 let env = tool_env(self.metadata.run_id.as_str(), agent, self.paths.workspace());
-                let options = process_options(spec, self.paths.workspace(), &env);
+                // The runner streams stdout.log and stderr.log into it as output arrives.
+                create_dir(&record_dir)?;
+                let options = process_options(
+                    spec,
+                    self.paths.workspace(),
+                    &env,
+                    &self.output,
+                    &record_dir,
+                );
                 let started = Instant::now();
                 let stdin = invocation.stdin.as_deref().map(str::as_bytes);
                 let outcome = tokio::select! {
@@ -622,6 +664,7 @@ impl ActiveRun {
                         let executed = observe(
                             &outcome,
                             spec.timeout(),
+                            self.output.limit,
                             OBSERVATION_LIMIT_CHARS,
                             &full_output_ref,
                         );
@@ -632,14 +675,22 @@ impl ActiveRun {
                             executed.duration,
                         )
                     }
-                    Ok(Err(spawn_error)) => {
-                        let message = format!("Error: {spawn_error}");
-                        let record = ExecutionRecord {
-                            command: &command,
-                            stdout: b"",
-                            stderr: message.as_bytes(),
-                            exit: "not started".to_owned(),
-                            duration: started.elapsed(),
+                    Ok(Err(error)) => {
+                        let message = format!("Error: {error}");
+                        let record = match error {
+                            ProcessError::NotStarted(_) => ExecutionRecord {
+                                command: &command,
+                                logs: Some((b"", message.as_bytes())),
+                                exit: "not started".to_owned(),
+                                duration: started.elapsed(),
+                            },
+                            // What was streamed before the failure stays in the logs.
+                            ProcessError::Output(_) => ExecutionRecord {
+                                command: &command,
+                                logs: None,
+                                exit: "error".to_owned(),
+                                duration: started.elapsed(),
+                            },
                         };
                         record
                             .write(&record_dir)
@@ -651,10 +702,10 @@ impl ActiveRun {
                     }
                     Err(signal) => {
                         stopped_by = Some(signal);
+                        // The logs keep what the command wrote before it was stopped.
                         let record = ExecutionRecord {
                             command: &command,
-                            stdout: b"",
-                            stderr: b"",
+                            logs: None,
                             exit: "interrupted".to_owned(),
                             duration: started.elapsed(),
                         };
@@ -725,6 +776,10 @@ impl ActiveRun {
             Stop::Interrupted(error) => {
                 self.metadata.interrupt(error.clone(), now);
                 (Some(error), None)
+            }
+            Stop::WaitingForInput => {
+                self.metadata.wait_for_input(now);
+                (None, None)
             }
         };
         let status = self.metadata.status;
@@ -816,7 +871,8 @@ fn request_params(llm: &LlmConfig) -> Map<String, Value> {
 }
 
 /// The variables a tool sees on top of the engine's environment, so a tool can find the
-/// run it serves (e.g. to read its journal).
+/// run it serves (e.g. to read its journal). The engine's environment itself is passed on
+/// whole, API key included, on purpose: a sub-agent run as a tool needs it.
 fn tool_env(run_id: &str, agent: &Agent, workspace: &Path) -> Vec<(String, String)> {
     vec![
         ("DELTA_RUN_ID".to_owned(), run_id.to_owned()),
@@ -877,9 +933,8 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
 fn write_execution(dir: &Path, command: &str, outcome: &ProcessOutcome) -> Result<(), EngineError> {
     ExecutionRecord {
         command,
-        stdout: &outcome.stdout,
-        stderr: &outcome.stderr,
-        exit: exit_text(outcome),
+        logs: None,
+        exit: outcome.exit_text(),
         duration: outcome.duration,
     }
     .write(dir)

@@ -11,10 +11,11 @@
 //!
 //! The `[stderr]` block appears only when stderr is not empty; the final bracketed line
 //! appears only when the process did not exit 0 (`[exit code: N]`, `[killed by signal
-//! SIGKILL]` or `[timed out after N ms; process group killed]`). A successful run with no
-//! output at all reads `(no output)`, so the model never receives an empty message.
-//! Observations longer than the cap keep their head and tail around one marker line; the
-//! complete streams stay in `io/tool_executions/{action_id}/`.
+//! SIGKILL]`, `[timed out after N ms; process group killed]` or `[output exceeded 64 MiB;
+//! process group killed]`). A successful run with no output at all reads `(no output)`, so
+//! the model never receives an empty message. Observations longer than the cap keep their
+//! head and tail around one marker line; the complete streams stay in
+//! `io/tool_executions/{action_id}/`.
 
 /// Default cap on an observation, in characters (DESIGN.md "Tools").
 pub const OBSERVATION_LIMIT_CHARS: usize = 10_000;
@@ -28,6 +29,8 @@ pub enum Ending {
     Signaled(i32),
     /// We killed its process group after this many milliseconds.
     TimedOut(u64),
+    /// A stream passed this many bytes and we killed its process group.
+    OutputLimit(u64),
 }
 
 /// Builds the uncapped observation text for one tool run.
@@ -44,6 +47,10 @@ pub fn format_observation(stdout: &str, stderr: &str, ending: Ending) -> String 
         Ending::Exited(code) => Some(format!("[exit code: {code}]")),
         Ending::Signaled(signal) => Some(format!("[killed by signal {}]", signal_name(signal))),
         Ending::TimedOut(ms) => Some(format!("[timed out after {ms} ms; process group killed]")),
+        Ending::OutputLimit(bytes) => Some(format!(
+            "[output exceeded {}; process group killed]",
+            format_bytes(bytes)
+        )),
     };
     if let Some(trailer) = trailer {
         push_line_break(&mut text);
@@ -58,18 +65,24 @@ pub fn format_observation(stdout: &str, stderr: &str, ending: Ending) -> String 
 /// Caps `text` at `limit` characters, keeping the head and the tail around a marker line
 /// that says how much was left out and where the full output is.
 ///
+/// `unkept` counts the bytes of output that never made it into `text` (the process
+/// runner keeps only the head and tail of a long stream in memory): when there are any,
+/// the text is always cut and the marker counts them too. The gap they leave must lie in
+/// the part cut out, which holds when the kept head and tail of each stream are longer
+/// than half of `limit` characters (see the engine's assertion on the constants).
+///
 /// The result never exceeds `limit` characters (unless `limit` is smaller than the marker
 /// itself, in which case only the marker is returned: it is the one part that must stay).
-pub fn cap_observation(text: &str, limit: usize, full_output_ref: &str) -> String {
+pub fn cap_observation(text: &str, unkept: u64, limit: usize, full_output_ref: &str) -> String {
     let total = text.chars().count();
-    if total <= limit {
+    if total <= limit && unkept == 0 {
         return text.to_owned();
     }
     // The marker's length depends on how many characters are omitted, which depends on
     // the marker's length; sizing it with the largest possible count (the total) makes
     // one pass enough, at the cost of at most a few characters of kept output.
-    let widest = marker(total, full_output_ref).chars().count();
-    let keep = limit.saturating_sub(widest);
+    let widest = marker(total, unkept, full_output_ref).chars().count();
+    let keep = limit.saturating_sub(widest).min(total);
     let head_len = keep.div_ceil(2);
     let tail_len = keep - head_len;
     let omitted = total - keep;
@@ -77,13 +90,33 @@ pub fn cap_observation(text: &str, limit: usize, full_output_ref: &str) -> Strin
     let tail: String = text.chars().skip(total - tail_len).collect();
     let mut capped = String::with_capacity(head.len() + tail.len() + widest);
     capped.push_str(&head);
-    capped.push_str(&marker(omitted, full_output_ref));
+    capped.push_str(&marker(omitted, unkept, full_output_ref));
     capped.push_str(&tail);
     capped
 }
 
-fn marker(omitted: usize, full_output_ref: &str) -> String {
-    format!("\n[... {omitted} characters omitted; full output in {full_output_ref} ...]\n")
+fn marker(omitted: usize, unkept: u64, full_output_ref: &str) -> String {
+    if unkept == 0 {
+        format!("\n[... {omitted} characters omitted; full output in {full_output_ref} ...]\n")
+    } else {
+        format!(
+            "\n[... {omitted} characters and {unkept} more bytes omitted; full output in \
+             {full_output_ref} ...]\n"
+        )
+    }
+}
+
+/// `64 MiB`, `512 KiB`, `1000 bytes`: exact, in the largest unit that divides evenly.
+fn format_bytes(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    if bytes >= MIB && bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB && bytes % KIB == 0 {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 fn push_line_break(text: &mut String) {
@@ -141,17 +174,29 @@ mod tests {
             format_observation("x\n", "", Ending::TimedOut(500)),
             "x\n[timed out after 500 ms; process group killed]"
         );
+        assert_eq!(
+            format_observation("", "", Ending::OutputLimit(64 * 1024 * 1024)),
+            "[output exceeded 64 MiB; process group killed]"
+        );
+    }
+
+    #[test]
+    fn sizes_are_exact() {
+        assert_eq!(format_bytes(2 * 1024 * 1024), "2 MiB");
+        assert_eq!(format_bytes(1536 * 1024), "1536 KiB");
+        assert_eq!(format_bytes(1000), "1000 bytes");
+        assert_eq!(format_bytes(0), "0 bytes");
     }
 
     #[test]
     fn short_text_is_not_capped() {
-        assert_eq!(cap_observation("hello", 5, "io/x"), "hello");
+        assert_eq!(cap_observation("hello", 0, 5, "io/x"), "hello");
     }
 
     #[test]
     fn long_text_keeps_head_and_tail_within_the_limit() {
         let text = format!("{}{}", "h".repeat(6000), "t".repeat(6000));
-        let capped = cap_observation(&text, 10_000, "io/tool_executions/a1/");
+        let capped = cap_observation(&text, 0, 10_000, "io/tool_executions/a1/");
         assert!(
             capped.chars().count() <= 10_000,
             "{}",
@@ -165,7 +210,7 @@ mod tests {
     #[test]
     fn omitted_count_is_exact() {
         let text = "x".repeat(1000);
-        let capped = cap_observation(&text, 200, "R");
+        let capped = cap_observation(&text, 0, 200, "R");
         let kept = capped.chars().filter(|c| *c == 'x').count();
         assert!(capped.contains(&format!("[... {} characters omitted", 1000 - kept)));
     }
@@ -173,8 +218,23 @@ mod tests {
     #[test]
     fn multibyte_text_is_cut_on_character_boundaries() {
         let text = "é".repeat(500);
-        let capped = cap_observation(&text, 120, "R");
+        let capped = cap_observation(&text, 0, 120, "R");
         assert!(capped.chars().count() <= 120);
         assert!(capped.starts_with('é') && capped.ends_with('é'));
+    }
+
+    #[test]
+    fn bytes_not_kept_force_a_cut_and_are_counted() {
+        assert_eq!(
+            cap_observation("short", 4096, 10_000, "R"),
+            "sho\n[... 0 characters and 4096 more bytes omitted; full output in R ...]\nrt"
+        );
+        let capped = cap_observation(&"x".repeat(1000), 7, 200, "R");
+        assert!(capped.chars().count() <= 200);
+        let kept = capped.chars().filter(|c| *c == 'x').count();
+        assert!(capped.contains(&format!(
+            "[... {} characters and 7 more bytes omitted",
+            1000 - kept
+        )));
     }
 }

@@ -54,6 +54,15 @@ pub enum HookFailure {
         /// The configured `timeout_ms`.
         timeout_ms: u64,
     },
+    /// stdout or stderr passed the run's output limit; the command's whole process group
+    /// was killed (`execution_meta/` keeps the output up to the limit).
+    #[error(
+        "wrote more than {limit_bytes} bytes to stdout or stderr and was killed with its child processes"
+    )]
+    OutputLimitExceeded {
+        /// The limit per stream, in bytes.
+        limit_bytes: u64,
+    },
     /// The run was stopped by a signal while the hook ran; its process group was killed.
     #[error("was stopped because the run is being interrupted")]
     Interrupted,
@@ -114,6 +123,7 @@ impl HookOutcome {
             | HookFailure::ExitCode(_)
             | HookFailure::Signal(_)
             | HookFailure::TimedOut { .. }
+            | HookFailure::OutputLimitExceeded { .. }
             | HookFailure::InvalidOverride { .. }
             | HookFailure::InvalidControl(_)
             | HookFailure::Record(_) => format!(

@@ -1,5 +1,9 @@
 //! Runs one hook invocation end to end: numbers and prepares its directory, starts the
 //! command with the hook environment, records `execution_meta/`, and reads `output/`.
+//!
+//! Hooks never see the API key in their environment, but could still find it (in the
+//! engine's `/proc/PID/environ`, in a `.env` file): their stdout and stderr logs pass the
+//! run's redactor as they are written, and so do the output files read back.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -13,7 +17,8 @@ use crate::config::{HookName, HookSpec, Hooks};
 use crate::journal::ActionStatus;
 use crate::llm::API_KEY_VARIABLES;
 use crate::run::{ErrorInfo, FinalStatus, RunPaths, RunStatus, Timestamp};
-use crate::tool::{ProcessOptions, ProcessOutcome, run_process};
+use crate::secrets::Redactor;
+use crate::tool::{OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process};
 
 /// Variables set to the empty string in every hook's environment: hooks never see the
 /// API key, so a hook that logs its environment cannot leak it.
@@ -216,6 +221,7 @@ pub struct HookRunner {
     journal: PathBuf,
     hooks_dir: PathBuf,
     next_step: u32,
+    output: OutputPolicy,
 }
 
 impl HookRunner {
@@ -235,7 +241,16 @@ impl HookRunner {
             run_dir: absolute(paths.dir()),
             journal: absolute(&paths.journal()),
             hooks_dir,
+            output: OutputPolicy::default(),
         }
+    }
+
+    /// The same runner with the run's output policy (limit and redactor) for every hook;
+    /// without it, the default limit applies and nothing is redacted.
+    #[must_use]
+    pub fn with_output(mut self, output: OutputPolicy) -> Self {
+        self.output = output;
+        self
     }
 
     /// The step number the next invocation will get.
@@ -293,10 +308,14 @@ impl HookRunner {
         .map(|(name, value)| (name.to_owned(), value))
         .collect();
         env.extend(SCRUBBED_VARIABLES.map(|name| (name.to_owned(), String::new())));
+        let meta = dir.join("execution_meta");
         let options = ProcessOptions {
             cwd: self.workspace.clone(),
             env,
             timeout: Duration::from_millis(spec.timeout_ms),
+            output: self
+                .output
+                .with_files(meta.join("stdout.log"), meta.join("stderr.log")),
         };
 
         // Dropping the process future kills the hook's process group.
@@ -305,19 +324,21 @@ impl HookRunner {
             process = run_process(&spec.command, None, &options) => Some(process),
             _ = cancel => None,
         };
-        if let Err(e) = record(
-            &dir.join("execution_meta"),
-            &spec,
-            process.as_ref(),
-            started.elapsed(),
-        ) {
+        if let Err(e) = record(&meta, &spec, process.as_ref(), started.elapsed()) {
             return Some(outcome(Err(HookFailure::Record(e))));
         }
         let Some(process) = process else {
             return Some(outcome(Err(HookFailure::Interrupted)));
         };
         let result = match process {
-            Err(e) => Err(HookFailure::Spawn(e.to_string())),
+            Err(ProcessError::NotStarted(e)) => Err(HookFailure::Spawn(e.to_string())),
+            Err(e @ ProcessError::Output(_)) => Err(HookFailure::Record(e.to_string())),
+            Ok(ProcessOutcome {
+                output_limit_exceeded: true,
+                ..
+            }) => Err(HookFailure::OutputLimitExceeded {
+                limit_bytes: self.output.limit,
+            }),
             Ok(ProcessOutcome {
                 timed_out: true, ..
             }) => Err(HookFailure::TimedOut {
@@ -325,7 +346,7 @@ impl HookRunner {
             }),
             Ok(ProcessOutcome {
                 exit_code: Some(0), ..
-            }) => ingest(&dir.join("output"), &event),
+            }) => ingest(&dir.join("output"), &event, &self.output.redactor),
             Ok(ProcessOutcome {
                 exit_code: Some(code),
                 ..
@@ -423,44 +444,30 @@ fn last_step(hooks_dir: &Path) -> Option<u32> {
         .max()
 }
 
-/// Writes `execution_meta/` (the layout of `io/tool_executions/`); `process` is `None`
-/// when the hook was abandoned after `elapsed`.
+/// Writes `execution_meta/` (the layout of `io/tool_executions/`) around the stdout.log
+/// and stderr.log the process runner streamed; `process` is `None` when the hook was
+/// abandoned after `elapsed`.
 fn record(
     meta: &Path,
     spec: &HookSpec,
-    process: Option<&io::Result<ProcessOutcome>>,
+    process: Option<&Result<ProcessOutcome, ProcessError>>,
     elapsed: Duration,
 ) -> Result<(), String> {
     let argv = spec.command.iter().map(String::as_str);
     let command = shlex::try_join(argv).unwrap_or_else(|_| format!("{:?}", spec.command));
     write(&meta.join("command.txt"), format!("{command}\n").as_bytes())?;
     // The same words as `io/tool_executions/*/exit_code.txt`.
-    let spawn_error;
-    let (stdout, stderr, exit_code, duration_ms) = match process {
-        Some(Ok(outcome)) => (
-            outcome.stdout.as_slice(),
-            outcome.stderr.as_slice(),
-            match (outcome.timed_out, outcome.exit_code, outcome.signal) {
-                (true, _, _) => "timeout".to_owned(),
-                (false, Some(code), _) => code.to_string(),
-                (false, None, Some(signal)) => format!("signal {signal}"),
-                (false, None, None) => "unknown".to_owned(),
-            },
-            outcome.duration.as_millis(),
-        ),
-        Some(Err(e)) => {
-            spawn_error = format!("Error: {e}\n");
-            (&[][..], spawn_error.as_bytes(), "not started".to_owned(), 0)
+    let (exit_code, duration_ms) = match process {
+        Some(Ok(outcome)) => (outcome.exit_text(), outcome.duration.as_millis()),
+        Some(Err(ProcessError::NotStarted(e))) => {
+            // Nothing ran, so nothing was streamed: say why where the output would be.
+            write(&meta.join("stdout.log"), b"")?;
+            write(&meta.join("stderr.log"), format!("Error: {e}\n").as_bytes())?;
+            ("not started".to_owned(), 0)
         }
-        None => (
-            &[][..],
-            &[][..],
-            "interrupted".to_owned(),
-            elapsed.as_millis(),
-        ),
+        Some(Err(ProcessError::Output(_))) => ("error".to_owned(), elapsed.as_millis()),
+        None => ("interrupted".to_owned(), elapsed.as_millis()),
     };
-    write(&meta.join("stdout.log"), stdout)?;
-    write(&meta.join("stderr.log"), stderr)?;
     write(
         &meta.join("exit_code.txt"),
         format!("{exit_code}\n").as_bytes(),
@@ -471,12 +478,17 @@ fn record(
     )
 }
 
-/// Reads what a successful hook wrote to `output/` into the effect on the run. Only
-/// `pre_llm_request` and `pre_tool_execution` can steer; other hooks' files are ignored.
-fn ingest(output: &Path, event: &HookEvent<'_>) -> Result<HookEffect, HookFailure> {
+/// Reads what a successful hook wrote to `output/` into the effect on the run, secrets
+/// redacted. Only `pre_llm_request` and `pre_tool_execution` can steer; other hooks'
+/// files are ignored.
+fn ingest(
+    output: &Path,
+    event: &HookEvent<'_>,
+    redactor: &Redactor,
+) -> Result<HookEffect, HookFailure> {
     match event {
-        HookEvent::PreLlmRequest { .. } => ingest_override(output),
-        HookEvent::PreToolExecution(call) => ingest_control(output, call.tool_name),
+        HookEvent::PreLlmRequest { .. } => ingest_override(output, redactor),
+        HookEvent::PreToolExecution(call) => ingest_control(output, call.tool_name, redactor),
         HookEvent::PostLlmResponse { .. }
         | HookEvent::PostToolExecution(..)
         | HookEvent::OnError(_)
@@ -489,15 +501,15 @@ fn ingest(output: &Path, event: &HookEvent<'_>) -> Result<HookEffect, HookFailur
 /// The name of seed 001 §6.4 and the one of §8.3, which is accepted too.
 const OVERRIDE_FILES: [&str; 2] = ["payload_override.dat", "final_payload.json"];
 
-fn ingest_override(output: &Path) -> Result<HookEffect, HookFailure> {
+fn ingest_override(output: &Path, redactor: &Redactor) -> Result<HookEffect, HookFailure> {
     let mut found = Vec::new();
     for file in OVERRIDE_FILES {
-        if let Some(bytes) =
-            read_optional(&output.join(file)).map_err(|reason| HookFailure::InvalidOverride {
+        if let Some(bytes) = read_optional(&output.join(file), redactor).map_err(|reason| {
+            HookFailure::InvalidOverride {
                 file,
                 reason: reason.clone(),
-            })?
-        {
+            }
+        })? {
             found.push((file, bytes));
         }
     }
@@ -532,8 +544,12 @@ fn ingest_override(output: &Path) -> Result<HookEffect, HookFailure> {
     Ok(HookEffect::ReplaceRequest(request))
 }
 
-fn ingest_control(output: &Path, tool_name: &str) -> Result<HookEffect, HookFailure> {
-    let Some(bytes) = read_optional(&output.join("control.json"))
+fn ingest_control(
+    output: &Path,
+    tool_name: &str,
+    redactor: &Redactor,
+) -> Result<HookEffect, HookFailure> {
+    let Some(bytes) = read_optional(&output.join("control.json"), redactor)
         .map_err(|reason| HookFailure::InvalidControl(reason.clone()))?
     else {
         return Ok(HookEffect::None);
@@ -549,10 +565,11 @@ fn ingest_control(output: &Path, tool_name: &str) -> Result<HookEffect, HookFail
     })
 }
 
-/// The file's bytes, `None` when it does not exist.
-fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, String> {
+/// The file's bytes with secrets redacted, `None` when it does not exist. A secret inside
+/// a JSON string stays valid JSON: `[REDACTED]` needs no escaping.
+fn read_optional(path: &Path, redactor: &Redactor) -> Result<Option<Vec<u8>>, String> {
     match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
+        Ok(bytes) => Ok(Some(redactor.redact_bytes(&bytes))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(describe(path, "read", &e)),
     }

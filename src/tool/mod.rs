@@ -19,6 +19,9 @@ pub use def::{InjectAs, ParamDef, ToolDef};
 pub use error::{ArgumentError, ToolError};
 pub use expand::{ASK_HUMAN_TOOL, EngineVars, expand};
 pub use invoke::Invocation;
-pub use process::{DEFAULT_TOOL_TIMEOUT, ProcessOptions, ProcessOutcome, run_process};
+pub use process::{
+    Captured, DEFAULT_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT, OUTPUT_KEEP_BYTES, OutputPolicy,
+    ProcessError, ProcessOptions, ProcessOutcome, run_process,
+};
 pub use render::render_expanded;
 pub use spec::{CommandPart, ParamSpec, TemplatePiece, ToolSpec};

@@ -122,3 +122,15 @@ fn colour_can_be_forced_and_no_color_wins() {
         no_color.stderr()
     );
 }
+
+/// A subcommand's doc comment used to replace its long help, so `delta run --help` lost
+/// its description of the output contract and exit codes.
+#[test]
+fn run_help_keeps_its_long_description_with_the_exit_codes() {
+    Test::new()
+        .args(["run", "--help"])
+        .run()
+        .code(0)
+        .stdout_has("stdout gets only the final result")
+        .stdout_has("101 waiting for an answer (ask_human)");
+}

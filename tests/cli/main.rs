@@ -5,5 +5,6 @@ mod harness;
 
 mod basics;
 mod completions;
+mod config_errors;
 mod init;
 mod tool_expand;

@@ -212,8 +212,8 @@ fn a_bad_run_id_is_a_usage_error_and_a_taken_one_fails_before_touching_the_run()
     assert_eq!(
         run.stderr(),
         format!(
-            "error: run job-1 already exists in {}\n  = help: choose another --run-id, or \
-             resume that run with `delta continue --run-id job-1`\n",
+            "error: run job-1 already exists in {0}\n  = help: choose another --run-id, or \
+             resume that run with `delta continue --run-id job-1 -w {0}`\n",
             workspace.display()
         )
     );

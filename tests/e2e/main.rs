@@ -17,4 +17,5 @@ mod secrets;
 mod sessions_examples;
 mod signals;
 mod stateless;
+mod tool_output;
 mod workspaces;

@@ -8,6 +8,8 @@ use delta_engine::hooks::{HookEvent, HookFailure};
 use delta_engine::journal::{
     EventPayload, HookExecutionAudit, HookStatus, MessageLevel, SystemMessage,
 };
+use delta_engine::secrets::Redactor;
+use delta_engine::tool::OutputPolicy;
 use serde_json::json;
 
 use crate::support::{Fixture, process_gone, read};
@@ -195,4 +197,32 @@ wait"#,
         read(&fx.invocation("001_on_iteration_start/execution_meta/exit_code.txt")),
         "interrupted\n"
     );
+}
+
+#[tokio::test]
+async fn a_hook_flooding_its_output_is_killed_at_the_limit() {
+    let fx = Fixture::new();
+    fx.script("hook.sh", "echo started >&2\ncat /dev/zero");
+    let runner = fx.runner("on_iteration_end:\n  command: [sh, \"${AGENT_HOME}/hook.sh\"]\n");
+    let mut runner = runner.with_output(OutputPolicy::new(256 * 1024, Redactor::default()));
+
+    let outcome = runner.run(1, HookEvent::OnIterationEnd).await.unwrap();
+
+    assert_eq!(
+        outcome.result,
+        Err(HookFailure::OutputLimitExceeded {
+            limit_bytes: 256 * 1024
+        })
+    );
+    assert_eq!(
+        outcome.warning().unwrap().content,
+        "on_iteration_end hook wrote more than 262144 bytes to stdout or stderr and was killed with its child processes; the run goes on (details in io/hooks/001_on_iteration_end/)"
+    );
+    let meta = fx.invocation("001_on_iteration_end/execution_meta");
+    assert_eq!(read(&meta.join("exit_code.txt")), "output limit exceeded\n");
+    assert_eq!(
+        std::fs::metadata(meta.join("stdout.log")).unwrap().len(),
+        256 * 1024
+    );
+    assert_eq!(read(&meta.join("stderr.log")), "started\n");
 }

@@ -179,7 +179,7 @@ async fn stdin_values_arrive_byte_for_byte() {
     let tool = spec(r#"{name: cat_stdin, exec: "cat", stdin: v}"#);
     for value in corpus() {
         let out = call(&tool, json!({ "v": value }), ws.path()).await;
-        assert_eq!(out.stdout, value.as_bytes());
+        assert_eq!(out.stdout.to_vec(), value.as_bytes());
         assert!(ws.canary_intact());
         assert_eq!(ws.entries(), before);
     }

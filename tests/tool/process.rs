@@ -1,10 +1,15 @@
 //! The process runner: outputs, exit codes and signals, large pipes, timeouts and
-//! cancellation killing the whole process group, and background processes left alone.
+//! cancellation killing the whole process group, background processes left alone, and
+//! the output policy (files, bounded memory, the output limit, redaction).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use delta_engine::tool::{DEFAULT_TOOL_TIMEOUT, ProcessOptions, run_process};
+use delta_engine::secrets::Redactor;
+use delta_engine::tool::{
+    DEFAULT_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT, OUTPUT_KEEP_BYTES, OutputPolicy, ProcessError,
+    ProcessOptions, run_process,
+};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -21,8 +26,25 @@ fn opts(dir: &Path, timeout: Duration) -> ProcessOptions {
         cwd: dir.to_path_buf(),
         env: Vec::new(),
         timeout,
+        output: OutputPolicy::default(),
     }
 }
+
+/// `opts` with both streams going to `out.log` and `err.log` in `dir`, cut at `limit`.
+fn to_files(dir: &Path, limit: u64) -> ProcessOptions {
+    ProcessOptions {
+        output: OutputPolicy::new(limit, Redactor::default())
+            .with_files(dir.join("out.log"), dir.join("err.log")),
+        ..opts(dir, LONG)
+    }
+}
+
+fn file(dir: &Path, name: &str) -> Vec<u8> {
+    let path: PathBuf = dir.join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+const KEEP: u64 = OUTPUT_KEEP_BYTES as u64;
 
 const LONG: Duration = Duration::from_secs(30);
 
@@ -64,8 +86,10 @@ async fn captures_stdout_stderr_and_exit_code() {
     )
     .await
     .unwrap();
-    assert_eq!(out.stdout, b"out\n");
-    assert_eq!(out.stderr, b"err\n");
+    assert_eq!(out.stdout.to_vec(), b"out\n");
+    assert_eq!(out.stderr.to_vec(), b"err\n");
+    assert!(out.stdout.is_complete() && out.stderr.is_complete());
+    assert!(!out.output_limit_exceeded);
     assert_eq!(out.exit_code, Some(3));
     assert_eq!(out.signal, None);
     assert!(!out.timed_out);
@@ -97,7 +121,7 @@ async fn runs_in_cwd_with_extra_environment() {
     .await
     .unwrap();
     let expected = format!("a b|{}", dir.path().canonicalize().unwrap().display());
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
+    assert_eq!(String::from_utf8(out.stdout.to_vec()).unwrap(), expected);
 }
 
 #[tokio::test]
@@ -120,6 +144,7 @@ async fn missing_program_is_an_error_naming_it() {
     )
     .await
     .unwrap_err();
+    assert!(matches!(error, ProcessError::NotStarted(_)), "{error:?}");
     assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
     assert!(
         error.to_string().contains("'delta-no-such-program-xyz'"),
@@ -140,12 +165,16 @@ async fn empty_argv_is_an_error() {
 async fn large_stdin_and_stdout_do_not_deadlock() {
     let dir = tempfile::tempdir().unwrap();
     let data: Vec<u8> = (0..8 * 1024 * 1024).map(|i| (i % 251) as u8).collect();
-    let out = run_process(&argv(&["cat"]), Some(&data), &opts(dir.path(), LONG))
-        .await
-        .unwrap();
+    let out = run_process(
+        &argv(&["cat"]),
+        Some(&data),
+        &to_files(dir.path(), DEFAULT_OUTPUT_LIMIT),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.exit_code, Some(0));
-    assert_eq!(out.stdout.len(), data.len());
-    assert!(out.stdout == data);
+    assert_eq!(out.stdout.len(), data.len() as u64);
+    assert!(file(dir.path(), "out.log") == data);
 }
 
 #[tokio::test]
@@ -160,6 +189,12 @@ async fn large_output_on_both_pipes() {
     .unwrap();
     assert_eq!(out.stdout.len(), 3_000_000);
     assert_eq!(out.stderr.len(), 3_000_000);
+    // Only the head and tail of each stream stay in memory.
+    for stream in [&out.stdout, &out.stderr] {
+        assert_eq!(stream.head.len(), OUTPUT_KEEP_BYTES);
+        assert_eq!(stream.tail.len(), OUTPUT_KEEP_BYTES);
+        assert_eq!(stream.omitted, 3_000_000 - 2 * KEEP);
+    }
 }
 
 #[tokio::test]
@@ -185,7 +220,7 @@ async fn timeout_kills_the_whole_group_including_grandchildren() {
     assert!(out.timed_out);
     assert_eq!(out.signal, Some(Signal::SIGKILL as i32));
     assert_eq!(out.exit_code, None);
-    let grandchild = parse_pid(&String::from_utf8(out.stdout).unwrap());
+    let grandchild = parse_pid(&String::from_utf8(out.stdout.to_vec()).unwrap());
     assert!(
         wait_gone(grandchild).await,
         "grandchild {grandchild} survived"
@@ -219,8 +254,17 @@ async fn dropping_the_future_kills_the_whole_group() {
 #[tokio::test]
 async fn background_process_holding_stdout_neither_hangs_nor_dies() {
     let dir = tempfile::tempdir().unwrap();
-    // The background sleep inherits stdout and keeps the pipe open after sh exits.
-    let (command, options) = (sh("sleep 60 & echo $!"), opts(dir.path(), LONG));
+    // The background sleep inherits stdout and keeps the pipe open after sh exits. With a
+    // redactor, the end of the output is held back until the stream shows how it goes on:
+    // it must still arrive when the stream is abandoned after the grace period.
+    let options = ProcessOptions {
+        output: OutputPolicy::new(
+            DEFAULT_OUTPUT_LIMIT,
+            Redactor::new(["sk-a-rather-long-secret-key"]),
+        ),
+        ..opts(dir.path(), LONG)
+    };
+    let command = sh("sleep 60 & echo $!");
     let run = run_process(&command, None, &options);
     let out = tokio::time::timeout(Duration::from_secs(10), run)
         .await
@@ -228,7 +272,7 @@ async fn background_process_holding_stdout_neither_hangs_nor_dies() {
         .unwrap();
     assert_eq!(out.exit_code, Some(0));
     assert!(!out.timed_out);
-    let background = parse_pid(&String::from_utf8(out.stdout).unwrap());
+    let background = parse_pid(&String::from_utf8(out.stdout.to_vec()).unwrap());
     // A normal exit leaves what the command started on purpose running.
     assert!(!is_gone(background), "background process was killed");
     kill(Pid::from_raw(background), Signal::SIGKILL).unwrap();
@@ -238,4 +282,145 @@ async fn background_process_holding_stdout_neither_hangs_nor_dies() {
 #[test]
 fn default_tool_timeout_is_two_minutes() {
     assert_eq!(DEFAULT_TOOL_TIMEOUT, Duration::from_secs(120));
+}
+
+// Regression: output used to be collected in memory without limit, so a tool reading
+// /dev/zero exhausted the engine's memory.
+#[tokio::test]
+async fn a_flooding_producer_and_its_group_are_killed_at_the_output_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    const LIMIT: u64 = 1024 * 1024;
+    let out = run_process(
+        &sh("sleep 60 & echo $! >&2; cat /dev/zero"),
+        None,
+        &to_files(dir.path(), LIMIT),
+    )
+    .await
+    .unwrap();
+    assert!(out.output_limit_exceeded);
+    assert!(!out.timed_out);
+    assert_eq!(out.exit_code, None);
+    assert_eq!(out.signal, Some(Signal::SIGKILL as i32));
+    assert_eq!(out.exit_text(), "output limit exceeded");
+    // The file holds exactly the limit; memory only the head and the tail.
+    assert_eq!(file(dir.path(), "out.log").len() as u64, LIMIT);
+    assert_eq!(out.stdout.len(), LIMIT);
+    assert_eq!(out.stdout.head, vec![0; OUTPUT_KEEP_BYTES]);
+    assert_eq!(out.stdout.tail, vec![0; OUTPUT_KEEP_BYTES]);
+    assert_eq!(out.stdout.omitted, LIMIT - 2 * KEEP);
+    let background = parse_pid(&String::from_utf8(out.stderr.to_vec()).unwrap());
+    assert!(
+        wait_gone(background).await,
+        "background process {background} of the flooding command survived"
+    );
+}
+
+#[tokio::test]
+async fn output_below_the_limit_is_stored_whole_with_head_and_tail_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
+    let out = run_process(
+        &argv(&["seq", "1", "100000"]),
+        None,
+        &to_files(dir.path(), DEFAULT_OUTPUT_LIMIT),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.exit_code, Some(0));
+    assert!(!out.output_limit_exceeded);
+    assert_eq!(file(dir.path(), "out.log"), expected.as_bytes());
+    assert!(file(dir.path(), "err.log").is_empty());
+    let bytes = expected.as_bytes();
+    assert_eq!(out.stdout.head, &bytes[..OUTPUT_KEEP_BYTES]);
+    assert_eq!(out.stdout.tail, &bytes[bytes.len() - OUTPUT_KEEP_BYTES..]);
+    assert_eq!(out.stdout.omitted, bytes.len() as u64 - 2 * KEEP);
+    assert!(out.stdout.tail.ends_with(b"\n99999\n100000\n"));
+}
+
+#[tokio::test]
+async fn output_of_exactly_the_limit_is_within_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let exact = run_process(
+        &sh("head -c 4096 /dev/zero"),
+        None,
+        &to_files(dir.path(), 4096),
+    )
+    .await
+    .unwrap();
+    assert!(!exact.output_limit_exceeded);
+    assert_eq!(exact.exit_code, Some(0));
+    assert_eq!(file(dir.path(), "out.log").len(), 4096);
+
+    let over = run_process(
+        &sh("head -c 4097 /dev/zero"),
+        None,
+        &to_files(dir.path(), 4096),
+    )
+    .await
+    .unwrap();
+    assert!(over.output_limit_exceeded);
+    assert_eq!(file(dir.path(), "out.log").len(), 4096);
+    assert!(over.stdout.is_complete());
+    assert_eq!(over.stdout.len(), 4096);
+}
+
+#[tokio::test]
+async fn stderr_has_its_own_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_process(
+        &sh("echo fine; cat /dev/zero >&2"),
+        None,
+        &to_files(dir.path(), 64 * 1024),
+    )
+    .await
+    .unwrap();
+    assert!(out.output_limit_exceeded);
+    assert_eq!(file(dir.path(), "out.log"), b"fine\n");
+    assert_eq!(file(dir.path(), "err.log").len(), 64 * 1024);
+    assert_eq!(out.stdout.to_vec(), b"fine\n");
+}
+
+#[tokio::test]
+async fn the_secret_is_redacted_in_files_and_memory_even_split_across_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = ProcessOptions {
+        output: OutputPolicy::new(
+            DEFAULT_OUTPUT_LIMIT,
+            Redactor::new(["sk-split-secret-1234"]),
+        )
+        .with_files(dir.path().join("out.log"), dir.path().join("err.log")),
+        ..opts(dir.path(), LONG)
+    };
+    // The pause only makes it likely that the key arrives in two reads; the result must
+    // be the same either way.
+    let script = "printf 'key=sk-split-'; sleep 0.2; printf 'secret-1234\\n'; \
+                  printf 'sk-split-secret-1234 sk-split' >&2";
+    let out = run_process(&sh(script), None, &options).await.unwrap();
+    assert_eq!(out.stdout.to_vec(), b"key=[REDACTED]\n");
+    assert_eq!(out.stderr.to_vec(), b"[REDACTED] sk-split");
+    assert_eq!(file(dir.path(), "out.log"), b"key=[REDACTED]\n");
+    assert_eq!(file(dir.path(), "err.log"), b"[REDACTED] sk-split");
+}
+
+#[tokio::test]
+async fn an_output_file_that_cannot_be_created_means_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir");
+    let options = ProcessOptions {
+        output: OutputPolicy::default()
+            .with_files(missing.join("out.log"), missing.join("err.log")),
+        ..opts(dir.path(), LONG)
+    };
+    let error = run_process(&sh("touch ran"), None, &options)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ProcessError::NotStarted(_)), "{error:?}");
+    assert!(
+        error.to_string().starts_with(&format!(
+            "cannot create {}",
+            missing.join("out.log").display()
+        )),
+        "{error}"
+    );
+    assert!(!dir.path().join("ran").exists());
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use delta_engine::tool::{
-    EngineVars, ProcessOptions, ProcessOutcome, ToolDef, ToolError, ToolSpec, expand,
+    EngineVars, OutputPolicy, ProcessOptions, ProcessOutcome, ToolDef, ToolError, ToolSpec, expand,
     render_expanded, run_process,
 };
 use serde_json::{Map, Value};
@@ -49,6 +49,7 @@ pub fn options(dir: &Path) -> ProcessOptions {
         cwd: dir.to_path_buf(),
         env: Vec::new(),
         timeout: Duration::from_secs(20),
+        output: OutputPolicy::default(),
     }
 }
 
@@ -65,7 +66,8 @@ pub async fn call(spec: &ToolSpec, arguments: Value, dir: &Path) -> ProcessOutco
 }
 
 pub fn stdout(outcome: &ProcessOutcome) -> String {
-    String::from_utf8(outcome.stdout.clone()).unwrap()
+    assert!(outcome.stdout.is_complete());
+    String::from_utf8(outcome.stdout.to_vec()).unwrap()
 }
 
 /// The arguments printed by `printf '%s\0' ARGS…`.
@@ -74,10 +76,10 @@ pub fn printed_args(outcome: &ProcessOutcome) -> Vec<Vec<u8>> {
         outcome.exit_code,
         Some(0),
         "stderr: {}",
-        String::from_utf8_lossy(&outcome.stderr)
+        String::from_utf8_lossy(&outcome.stderr.to_vec())
     );
-    let out = outcome
-        .stdout
+    let stdout = outcome.stdout.to_vec();
+    let out = stdout
         .strip_suffix(b"\0")
         .expect("printf output ends with NUL");
     out.split(|&b| b == 0).map(<[u8]>::to_vec).collect()

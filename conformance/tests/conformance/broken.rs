@@ -76,16 +76,26 @@ fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
 }
 
 /// Exit code 0 for FAILED runs and spent budgets: every scenario expecting exit code 1
-/// fails (for this implementation that includes refusing a duplicate run id).
+/// fails (for this implementation that includes refusing a duplicate run id, an unknown
+/// or still active run, and the loser of two simultaneous continues).
 #[test]
 fn exit_zero_on_failure_fails_the_failure_scenarios() {
     check(
         "exit0-on-failed.sh",
         &[
+            "continue-failed-needs-message",
+            "continue-interrupted-budget",
+            "continue-interrupted-with-message",
+            "continue-unknown-run-id",
             "format-json-failed-run",
             "format-raw-empty-on-failure",
             "hooks-on-error-and-run-end-on-failure",
             "hooks-on-run-end-after-budget",
+            "janitor-live-owner-refused",
+            "janitor-other-host",
+            "janitor-pid-reused",
+            "janitor-simultaneous-continues",
+            "list-runs-filters-and-first",
             "llm-401-fails-the-run",
             "llm-malformed-body-fails",
             "max-iterations-budget",
@@ -102,11 +112,24 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
         "stderr-to-stdout.sh",
         &[
             "api-key-never-written",
+            "ask-human-async-pause",
+            "ask-human-interactive",
+            "ask-human-response-file",
+            "continue-completed-needs-message",
+            "continue-failed-needs-message",
+            "continue-interrupted-budget",
+            "continue-requires-run-id",
+            "continue-unknown-run-id",
+            "crash-kill-during-llm-call",
+            "crash-kill-during-tool",
             "format-json-failed-run",
             "format-json-run-result",
             "format-raw-empty-on-failure",
             "format-raw-object-compact",
             "format-raw-string-result",
+            "janitor-live-owner-refused",
+            "janitor-other-host",
+            "janitor-pid-reused",
             "llm-401-fails-the-run",
             "llm-malformed-body-fails",
             "max-iterations-budget",

@@ -1,0 +1,677 @@
+//! Taking over an existing run for `delta continue`: the state table of seed 000 §2.6.2,
+//! the Janitor of seed 002 §3.5 (is the run's owner gone?), and the journal repair that
+//! lets a crashed run go on without losing a line or running a tool twice.
+//!
+//! [`take_over`] returns a [`Resumed`] run: locked by this process, its metadata RUNNING
+//! under this process's identity, its journal repaired and open for appending. The engine
+//! drives it from there exactly as it drives a new run.
+//!
+//! The run lock is what makes this safe under concurrency: whoever holds
+//! `.delta/{run_id}/run.lock` is the one live process of the run, so two `delta continue`
+//! started at the same instant cannot both proceed, and a live `delta run` is never taken
+//! over. The pid, host and start time in `metadata.json` only explain the situation to the
+//! user (and guard against implementations that do not lock).
+
+mod repair;
+mod state;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use repair::{INTERRUPTED_NOT_RERUN, NOT_RUN, Repairs, plan as plan_repairs};
+pub use state::{AnswerSource, Entry, Missing, entry_for};
+
+use crate::journal::{
+    Event, EventPayload, FsyncPolicy, Journal, JournalError, MessageLevel, RunEnd, RunStart,
+    SystemMessage, TornTail, UserMessage, read_journal, repair_torn_tail,
+};
+use crate::run::{
+    ErrorInfo, ErrorType, FinalStatus, Liveness, Metadata, ProcessIdentity, RunId, RunLock,
+    RunPaths, RunStateError, RunStatus, Timestamp, clear_interaction, is_locked_by_other, open_run,
+    process_alive, read_interaction_request, read_interaction_response, read_metadata,
+    write_metadata,
+};
+
+/// Why a run cannot be continued (yet). Each message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    /// The run does not exist, or its files cannot be read or written.
+    #[error(transparent)]
+    RunState(#[from] RunStateError),
+    /// The journal is damaged (not just torn at its end) or cannot be written.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// COMPLETED and FAILED runs continue only with a new instruction (seed 000 §2.6.2).
+    #[error(
+        "Run is {status}. To continue, provide a message using -m/--message\n\
+         Example: delta continue --run-id {run_id} -w {workspace} -m \"{example}\"",
+        example = message_example(*status)
+    )]
+    MessageRequired {
+        /// COMPLETED or FAILED.
+        status: RunStatus,
+        /// The run.
+        run_id: RunId,
+        /// The workspace, quoted for a shell.
+        workspace: String,
+    },
+    /// A WAITING_FOR_INPUT run continues only with the answer to its question.
+    #[error(
+        "Run is WAITING_FOR_INPUT. To continue, answer its question using -m/--message or in \
+         {}{}\nExample: delta continue --run-id {run_id} -w {workspace} -m \"yes, proceed\"",
+        response_path.display(),
+        prompt.as_ref().map(|p| format!("\nQuestion: {p}")).unwrap_or_default()
+    )]
+    AnswerRequired {
+        /// The run.
+        run_id: RunId,
+        /// The workspace, quoted for a shell.
+        workspace: String,
+        /// The question, when `interaction/request.json` is readable.
+        prompt: Option<String>,
+        /// `interaction/response.txt`.
+        response_path: PathBuf,
+    },
+    /// The run is RUNNING on another host, whose processes cannot be checked from here
+    /// (seed 002 §3.5.3).
+    #[error(
+        "Run {run_id} was started on host '{recorded_host}'.\n\
+         Cannot verify process status from host '{this_host}'.\n\n\
+         If you're certain the original process is dead, use:\n  \
+         delta continue --run-id {run_id} -w {workspace} --force"
+    )]
+    OtherHost {
+        /// The run.
+        run_id: RunId,
+        /// The host in its metadata.
+        recorded_host: String,
+        /// This host.
+        this_host: String,
+        /// The workspace, quoted for a shell.
+        workspace: String,
+    },
+    /// A live process owns the run (it holds the run's lock).
+    #[error(
+        "Run {run_id} is still active (PID {pid}). Cannot continue while original process is \
+         running."
+    )]
+    StillActive {
+        /// The run.
+        run_id: RunId,
+        /// The owner's pid, as recorded.
+        pid: u32,
+    },
+    /// Another `delta` process holds the run's lock although the run is not RUNNING: it is
+    /// taking the run over or finishing it right now.
+    #[error(
+        "Run {run_id} is being continued by another delta process right now (its lock {} is \
+         held). Wait for that process to finish, then check the run with `delta list-runs`.",
+        lock.display()
+    )]
+    Busy {
+        /// The run.
+        run_id: RunId,
+        /// The lock file.
+        lock: PathBuf,
+    },
+}
+
+impl ResumeError {
+    /// Whether the command line lacks what the run's state needs (`-m`): a usage error.
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        match self {
+            ResumeError::MessageRequired { .. } | ResumeError::AnswerRequired { .. } => true,
+            ResumeError::RunState(_)
+            | ResumeError::Journal(_)
+            | ResumeError::OtherHost { .. }
+            | ResumeError::StillActive { .. }
+            | ResumeError::Busy { .. } => false,
+        }
+    }
+}
+
+fn message_example(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Failed => "Retry; the input file is data/input.csv",
+        RunStatus::Running
+        | RunStatus::WaitingForInput
+        | RunStatus::Completed
+        | RunStatus::Interrupted => "Now do something else",
+    }
+}
+
+/// What `delta continue` was asked to do.
+#[derive(Debug, Clone, Copy)]
+pub struct ContinueOptions<'a> {
+    /// `-m/--message`: an instruction, or the answer of a WAITING_FOR_INPUT run.
+    pub message: Option<&'a str>,
+    /// `--force`: take over a RUNNING run recorded on another host.
+    pub force: bool,
+    /// The fresh iteration budget.
+    pub max_iterations: u32,
+    /// When the journal is fsynced.
+    pub fsync: FsyncPolicy,
+}
+
+/// What the Janitor concluded about the recorded owner of a RUNNING run it took over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OwnerFinding {
+    /// No process has the recorded pid.
+    Dead,
+    /// The pid now belongs to a different process (another start time or name).
+    PidReused {
+        /// That process's name, when readable.
+        current_name: Option<String>,
+    },
+    /// Recorded on another host; taken over because of `--force`.
+    ForcedFromOtherHost {
+        /// This host.
+        this_host: String,
+    },
+}
+
+/// The Janitor's cleanup of an orphaned RUNNING run (RUNNING → INTERRUPTED).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JanitorReport {
+    /// The run.
+    pub run_id: RunId,
+    /// The recorded owner's pid.
+    pub pid: u32,
+    /// Its host.
+    pub hostname: String,
+    /// Its recorded process name.
+    pub process_name: String,
+    /// What became of it.
+    pub finding: OwnerFinding,
+    /// The end the process had journaled (RUN_END, or the model's final answer) but not
+    /// yet written to `metadata.json` when it died; the run is restored to it instead of
+    /// INTERRUPTED.
+    pub restored: Option<FinalStatus>,
+}
+
+impl JanitorReport {
+    /// The lines `delta continue` shows on stderr: the seed's
+    /// `[Janitor] Cleaned up orphaned run X (dead process)`, then what was found.
+    #[must_use]
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "[Janitor] Cleaned up orphaned run {} (dead process)",
+            self.run_id
+        )];
+        lines.push(match &self.finding {
+            OwnerFinding::Dead => format!(
+                "[Janitor] Process {} ({}) no longer exists; the run was marked INTERRUPTED",
+                self.pid, self.process_name
+            ),
+            OwnerFinding::PidReused { current_name } => format!(
+                "[Janitor] PID {} now belongs to another process ({}); the run's own process ({}) \
+                 is gone and the run was marked INTERRUPTED",
+                self.pid,
+                current_name.as_deref().unwrap_or("unknown"),
+                self.process_name
+            ),
+            OwnerFinding::ForcedFromOtherHost { this_host } => format!(
+                "[Janitor] --force: process {} on host '{}' could not be checked from '{}' and \
+                 was taken to be dead; the run was marked INTERRUPTED",
+                self.pid, self.hostname, this_host
+            ),
+        });
+        if let Some(status) = self.restored {
+            lines.push(format!(
+                "[Janitor] The journal shows the run had ended {} before its process died; \
+                 metadata.json now says so too",
+                RunStatus::from(status)
+            ));
+        }
+        lines
+    }
+}
+
+impl fmt::Display for JanitorReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.lines().join("\n"))
+    }
+}
+
+/// What taking the run over did, for the user and the engine log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumeReport {
+    /// The status found (under the lock) before anything changed.
+    pub previous_status: RunStatus,
+    /// The Janitor's cleanup, when the run was RUNNING.
+    pub janitor: Option<JanitorReport>,
+    /// How the run was re-entered.
+    pub entry: Entry,
+    /// The torn last line cut off the journal.
+    pub torn_tail: Option<TornTail>,
+    /// The results journaled for calls left without one (their `events` are journaled).
+    pub repairs: Repairs,
+    /// A WAITING_FOR_INPUT answer with no pending `ask_human` call in the journal was
+    /// journaled as a USER_MESSAGE instead.
+    pub answer_as_user_message: bool,
+    /// The journal was empty (the process died before its first line), so RUN_START was
+    /// journaled from the metadata's task.
+    pub run_start_restored: bool,
+}
+
+/// A run this process has taken over: locked, RUNNING under this process's identity,
+/// its journal repaired and open at the next seq. Hand it to the engine.
+#[derive(Debug)]
+pub struct Resumed {
+    /// The run's files.
+    pub paths: RunPaths,
+    /// The run's lock; hold it until the run stops.
+    pub lock: RunLock,
+    /// The journal writer.
+    pub journal: Journal,
+    /// The metadata as written (status RUNNING).
+    pub metadata: Metadata,
+    /// What was done to get here.
+    pub report: ResumeReport,
+}
+
+/// Finds the run and reads its metadata, without changing anything.
+///
+/// # Errors
+/// [`RunStateError::RunNotFound`] (with the `delta list-runs` hint), missing or corrupt
+/// metadata.
+pub fn inspect(workspace: &Path, run_id: &RunId) -> Result<(RunPaths, Metadata), ResumeError> {
+    let paths = open_run(workspace, run_id)?;
+    let metadata = read_metadata(&paths.metadata())?;
+    Ok((paths, metadata))
+}
+
+/// The checks [`take_over`] will make, done early and read-only so that `delta continue`
+/// can refuse before loading the agent: the host check, a live owner (the lock is held),
+/// and what the status needs from the command line.
+///
+/// # Errors
+/// [`ResumeError::OtherHost`], [`ResumeError::StillActive`], [`ResumeError::Busy`],
+/// [`ResumeError::MessageRequired`], [`ResumeError::AnswerRequired`].
+pub fn preflight(
+    paths: &RunPaths,
+    metadata: &Metadata,
+    options: &ContinueOptions<'_>,
+) -> Result<(), ResumeError> {
+    check_host(paths, metadata, options.force)?;
+    if is_locked_by_other(&paths.lock())? && !owner_gone(metadata) {
+        return Err(locked_error(paths, metadata));
+    }
+    let response = match metadata.status {
+        RunStatus::WaitingForInput => read_interaction_response(paths)?,
+        RunStatus::Running | RunStatus::Completed | RunStatus::Failed | RunStatus::Interrupted => {
+            None
+        }
+    };
+    entry_for(metadata.status, options.message, response)
+        .map(|_| ())
+        .map_err(|missing| missing_error(paths, missing))
+}
+
+/// Takes run `run_id` of `workspace` over for this process.
+///
+/// In order: the host check (RUNNING runs of another host need `--force`); the run lock
+/// (held → a live process owns the run: refused); the metadata re-read under the lock;
+/// the Janitor (a RUNNING run whose lock was free has lost its process: marked
+/// INTERRUPTED, or given the end its journal already records); the state table; the
+/// journal's torn tail cut; the metadata claimed (RUNNING, this process, a fresh budget);
+/// RUN_START when the journal is empty, the repairs, the answer or the instruction
+/// journaled; the journal synced; `interaction/` removed.
+///
+/// Claiming before journaling means a crash in between leaves a RUNNING run with a dead
+/// owner, which the next `delta continue` cleans up and repairs the same way; an answer
+/// already journaled as HUMAN_INPUT_RECEIVED is then delivered, not lost.
+///
+/// # Errors
+/// Every [`ResumeError`]; nothing is changed by a refusal, except that a RUNNING run with
+/// a dead owner keeps the Janitor's status.
+pub fn take_over(
+    workspace: &Path,
+    run_id: &RunId,
+    options: &ContinueOptions<'_>,
+) -> Result<Resumed, ResumeError> {
+    let (paths, recorded) = inspect(workspace, run_id)?;
+    check_host(&paths, &recorded, options.force)?;
+    let lock = acquire(&paths, recorded)?;
+    let mut metadata = read_metadata(&paths.metadata())?;
+    let previous_status = metadata.status;
+    let mut mended = Mended::default();
+    let janitor = match metadata.status {
+        RunStatus::Running => Some(clean_up_orphan(
+            &paths,
+            &mut metadata,
+            options,
+            &mut mended,
+        )?),
+        RunStatus::WaitingForInput
+        | RunStatus::Completed
+        | RunStatus::Failed
+        | RunStatus::Interrupted => None,
+    };
+    let response = match metadata.status {
+        RunStatus::WaitingForInput => read_interaction_response(&paths)?,
+        RunStatus::Running | RunStatus::Completed | RunStatus::Failed | RunStatus::Interrupted => {
+            None
+        }
+    };
+    let entry = entry_for(metadata.status, options.message, response)
+        .map_err(|missing| missing_error(&paths, missing))?;
+    let answer = match &entry {
+        Entry::Answer { text, .. } => Some(text.as_str()),
+        Entry::Resume | Entry::UserMessage(_) => None,
+    };
+
+    let (journal, events) = mend_journal(&paths, &metadata, options.fsync, &mut mended)?;
+    let repairs = plan_repairs(&events, answer);
+    metadata.resume(
+        &ProcessIdentity::current(),
+        options.max_iterations,
+        Timestamp::now(),
+    );
+    write_metadata(&paths.metadata(), &metadata)?;
+    for event in &repairs.events {
+        journal.append(event.clone())?;
+    }
+    let mut answer_as_user_message = false;
+    let instruction = match &entry {
+        Entry::Resume => None,
+        Entry::UserMessage(text) => Some(text.clone()),
+        Entry::Answer { text, .. } if repairs.answered.is_none() => {
+            answer_as_user_message = true;
+            Some(text.clone())
+        }
+        Entry::Answer { .. } => None,
+    };
+    if let Some(content) = instruction {
+        journal.append(EventPayload::UserMessage(UserMessage { content }))?;
+    }
+    journal.sync()?;
+    clear_interaction(&paths)?;
+    mended.repairs.absorb(repairs);
+
+    Ok(Resumed {
+        paths,
+        lock,
+        journal,
+        metadata,
+        report: ResumeReport {
+            previous_status,
+            janitor,
+            entry,
+            torn_tail: mended.torn_tail,
+            repairs: mended.repairs,
+            answer_as_user_message,
+            run_start_restored: mended.run_start_restored,
+        },
+    })
+}
+
+/// What was done to the journal so far, over the Janitor's and the takeover's passes.
+#[derive(Debug, Default)]
+struct Mended {
+    torn_tail: Option<TornTail>,
+    run_start_restored: bool,
+    repairs: Repairs,
+}
+
+/// Opens the journal for appending after making its end whole: a torn last line cut off
+/// and reported by a WARN SYSTEM_MESSAGE, and RUN_START journaled from the metadata when
+/// the journal is empty (the process died before its first line, so the task is only in
+/// the metadata). Returns the writer and the intact events as they were before.
+fn mend_journal(
+    paths: &RunPaths,
+    metadata: &Metadata,
+    fsync: FsyncPolicy,
+    mended: &mut Mended,
+) -> Result<(Journal, Vec<Event>), ResumeError> {
+    let torn_tail = repair_torn_tail(&paths.journal())?;
+    let events = read_journal(&paths.journal())?.events;
+    let journal = Journal::open_with(&paths.journal(), fsync)?;
+    if events.is_empty() {
+        journal.append(EventPayload::RunStart(RunStart {
+            run_id: metadata.run_id.clone(),
+            task: metadata.task.clone(),
+            agent_ref: metadata.agent_home.display().to_string(),
+        }))?;
+        mended.run_start_restored = true;
+    }
+    if let Some(tail) = torn_tail {
+        journal.append(EventPayload::SystemMessage(SystemMessage {
+            level: MessageLevel::Warn,
+            content: format!(
+                "The journal's last line (line {}, {} bytes) was incomplete: the process \
+                 writing it was stopped mid-write. It was removed when the run was continued.",
+                tail.line, tail.len
+            ),
+        }))?;
+        mended.torn_tail = Some(tail);
+    }
+    Ok((journal, events))
+}
+
+/// Refuses a RUNNING run of another host unless `force`.
+fn check_host(paths: &RunPaths, metadata: &Metadata, force: bool) -> Result<(), ResumeError> {
+    let identity = metadata.process_identity();
+    if metadata.status != RunStatus::Running || force || identity.is_on_this_host() {
+        return Ok(());
+    }
+    Err(ResumeError::OtherHost {
+        run_id: metadata.run_id.clone(),
+        recorded_host: metadata.hostname.clone(),
+        this_host: ProcessIdentity::current().hostname,
+        workspace: shell_quote(paths.workspace()),
+    })
+}
+
+/// The Janitor, called with the run's lock held and the run RUNNING: the owner did not
+/// hold the lock, so it is gone. It closes the dead process's part of the journal as that
+/// process would have, then records the run's status:
+///
+/// - the journal ends with RUN_END (the process died before writing metadata.json): that
+///   end is restored;
+/// - it ends with the model's final answer (a THOUGHT without tool calls): RUN_END
+///   COMPLETED with that answer as the result, so the model is not asked again;
+/// - otherwise: the calls left without result are answered (see [`plan_repairs`]) and
+///   RUN_END INTERRUPTED is journaled.
+///
+/// A process with exactly the recorded identity (pid and start time, or pid and name
+/// where no start time was recorded) that does not hold the lock can only be an
+/// implementation that never locks; it is treated as alive, as seed 002 §3.5.2 would.
+fn clean_up_orphan(
+    paths: &RunPaths,
+    metadata: &mut Metadata,
+    options: &ContinueOptions<'_>,
+    mended: &mut Mended,
+) -> Result<JanitorReport, ResumeError> {
+    let identity = metadata.process_identity();
+    let finding = if identity.is_on_this_host() {
+        match process_alive(&identity) {
+            Liveness::Alive => {
+                return Err(ResumeError::StillActive {
+                    run_id: metadata.run_id.clone(),
+                    pid: metadata.pid,
+                });
+            }
+            Liveness::Dead => OwnerFinding::Dead,
+            Liveness::PidReused => OwnerFinding::PidReused {
+                current_name: process_name(identity.pid),
+            },
+        }
+    } else if options.force {
+        OwnerFinding::ForcedFromOtherHost {
+            this_host: ProcessIdentity::current().hostname,
+        }
+    } else {
+        return Err(ResumeError::OtherHost {
+            run_id: metadata.run_id.clone(),
+            recorded_host: metadata.hostname.clone(),
+            this_host: ProcessIdentity::current().hostname,
+            workspace: shell_quote(paths.workspace()),
+        });
+    };
+    let now = Timestamp::now();
+    let orphaned = ErrorInfo::new(
+        ErrorType::Interrupted,
+        format!(
+            "the process running this run (PID {} on {}) stopped without recording an end",
+            metadata.pid, metadata.hostname
+        ),
+    )
+    .with_details("cleaned up by the Janitor of `delta continue`");
+    let (journal, events) = match mend_journal(paths, metadata, options.fsync, mended) {
+        Ok(opened) => opened,
+        Err(error) => {
+            // The owner is gone whatever the journal says: record that much, then report
+            // why the run cannot go on.
+            metadata.interrupt(orphaned, now);
+            write_metadata(&paths.metadata(), metadata)?;
+            return Err(error);
+        }
+    };
+    let restored = match events.last().map(|event| &event.payload) {
+        Some(EventPayload::RunEnd(end)) => {
+            restore_end(metadata, end, now);
+            Some(end.status)
+        }
+        Some(EventPayload::Thought(thought)) if thought.tool_calls.is_empty() => {
+            let result = crate::engine::result_value(&thought.content);
+            journal.append(EventPayload::RunEnd(RunEnd {
+                status: FinalStatus::Completed,
+                error: None,
+                result: Some(result.clone()),
+            }))?;
+            metadata.complete(result, now);
+            Some(FinalStatus::Completed)
+        }
+        Some(_) | None => {
+            let repairs = plan_repairs(&events, None);
+            for event in &repairs.events {
+                journal.append(event.clone())?;
+            }
+            mended.repairs.absorb(repairs);
+            journal.append(EventPayload::RunEnd(RunEnd {
+                status: FinalStatus::Interrupted,
+                error: Some(orphaned.clone()),
+                result: None,
+            }))?;
+            metadata.interrupt(orphaned, now);
+            None
+        }
+    };
+    journal.sync()?;
+    write_metadata(&paths.metadata(), metadata)?;
+    Ok(JanitorReport {
+        run_id: metadata.run_id.clone(),
+        pid: identity.pid,
+        hostname: identity.hostname,
+        process_name: identity.process_name,
+        finding,
+        restored,
+    })
+}
+
+/// Puts the end a process journaled (its RUN_END) into the metadata it died before writing.
+fn restore_end(metadata: &mut Metadata, end: &RunEnd, now: Timestamp) {
+    let error = || {
+        end.error.clone().unwrap_or_else(|| {
+            ErrorInfo::new(
+                ErrorType::Interrupted,
+                "the run ended without a recorded error",
+            )
+        })
+    };
+    match end.status {
+        FinalStatus::Completed => {
+            metadata.complete(end.result.clone().unwrap_or(serde_json::Value::Null), now)
+        }
+        FinalStatus::Failed => metadata.fail(error(), now),
+        FinalStatus::Interrupted => metadata.interrupt(error(), now),
+        FinalStatus::WaitingForInput => metadata.wait_for_input(now),
+    }
+}
+
+/// How long a lock may outlive the dead owner it belonged to; see [`acquire`].
+const LOCK_GRACE: Duration = Duration::from_secs(2);
+
+/// Takes the run's lock. A lock held by a live process means the run is taken; but a lock
+/// can outlive its owner for an instant: a process killed right after it forked a tool
+/// leaves the child holding a copy of the lock's descriptor until the child's `exec`
+/// closes it (on a busy machine, milliseconds). So while the recorded owner is gone, the
+/// lock is retried for up to [`LOCK_GRACE`].
+fn acquire(paths: &RunPaths, recorded: Metadata) -> Result<RunLock, ResumeError> {
+    let started = Instant::now();
+    loop {
+        match RunLock::try_acquire(&paths.lock()) {
+            Ok(lock) => return Ok(lock),
+            Err(RunStateError::AlreadyLocked { .. }) => {
+                let current = read_metadata(&paths.metadata()).unwrap_or_else(|_| recorded.clone());
+                if !owner_gone(&current) || started.elapsed() >= LOCK_GRACE {
+                    return Err(locked_error(paths, &current));
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+}
+
+/// Whether the run is RUNNING under a process of this host that no longer exists (its pid
+/// is free or belongs to another process).
+fn owner_gone(metadata: &Metadata) -> bool {
+    let identity = metadata.process_identity();
+    metadata.status == RunStatus::Running
+        && identity.is_on_this_host()
+        && process_alive(&identity) != Liveness::Alive
+}
+
+fn locked_error(paths: &RunPaths, metadata: &Metadata) -> ResumeError {
+    match metadata.status {
+        RunStatus::Running => ResumeError::StillActive {
+            run_id: metadata.run_id.clone(),
+            pid: metadata.pid,
+        },
+        RunStatus::WaitingForInput
+        | RunStatus::Completed
+        | RunStatus::Failed
+        | RunStatus::Interrupted => ResumeError::Busy {
+            run_id: metadata.run_id.clone(),
+            lock: paths.lock(),
+        },
+    }
+}
+
+fn missing_error(paths: &RunPaths, missing: Missing) -> ResumeError {
+    let run_id = paths.run_id().clone();
+    let workspace = shell_quote(paths.workspace());
+    match missing {
+        Missing::Message(status) => ResumeError::MessageRequired {
+            status,
+            run_id,
+            workspace,
+        },
+        Missing::Answer => ResumeError::AnswerRequired {
+            run_id,
+            workspace,
+            prompt: read_interaction_request(paths)
+                .ok()
+                .flatten()
+                .map(|request| request.prompt),
+            response_path: paths.interaction_response(),
+        },
+    }
+}
+
+/// `/proc/PID/comm` without its newline.
+fn process_name(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|name| name.trim_end().to_owned())
+}
+
+/// A path quoted for a POSIX shell when it needs it, so printed commands can be pasted.
+fn shell_quote(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    shlex::try_quote(&text).map_or_else(|_| text.clone().into_owned(), |q| q.into_owned())
+}

@@ -1,0 +1,208 @@
+//! The journal events that make a stopped run's conversation whole again before the loop
+//! goes on: every tool call gets exactly one result, and no tool runs twice.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use crate::journal::{
+    ActionRequest, ActionResult, ActionStatus, Event, EventPayload, HumanInputReceived,
+    dangling_action_requests,
+};
+use crate::tool::ASK_HUMAN_TOOL;
+
+/// What the model reads for a tool call that was in progress when the run's process died.
+/// The call is never run again: it may have had its effects already.
+pub const INTERRUPTED_NOT_RERUN: &str = "Error: interrupted; not re-run. The run stopped (its \
+    process was killed or crashed) while this tool call was in progress, so the call may have \
+    done some or all of its work. It was not run again: check its effects before you call it \
+    again.";
+
+/// What the model reads for a tool call it asked for that never started (the process died
+/// between the model's answer and the call).
+pub const NOT_RUN: &str = "Error: not run. The run stopped before this tool call started, so it \
+    had no effect. Call the tool again if you still need it.";
+
+/// The events to append, in order, and what they answered.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Repairs {
+    /// The payloads, in journal order.
+    pub events: Vec<EventPayload>,
+    /// Action ids of calls that were in progress, answered with [`INTERRUPTED_NOT_RERUN`].
+    pub interrupted_actions: Vec<String>,
+    /// Tool call ids of calls that never started, answered with [`NOT_RUN`].
+    pub not_run_calls: Vec<String>,
+    /// Action ids of `ask_human` calls whose answer was journaled (HUMAN_INPUT_RECEIVED)
+    /// but whose ACTION_RESULT was not: a `delta continue` that died half-way.
+    pub recovered_answers: Vec<String>,
+    /// Action id of the pending `ask_human` that the given answer went to; `None` when no
+    /// question was pending (the caller then delivers the answer as a user message).
+    pub answered: Option<String>,
+}
+
+impl Repairs {
+    /// Adds what `other` did (a later pass over the same journal).
+    pub fn absorb(&mut self, other: Repairs) {
+        self.events.extend(other.events);
+        self.interrupted_actions.extend(other.interrupted_actions);
+        self.not_run_calls.extend(other.not_run_calls);
+        self.recovered_answers.extend(other.recovered_answers);
+        self.answered = self.answered.take().or(other.answered);
+    }
+}
+
+/// Plans the repairs of a journal whose events are `events`, delivering `answer` (the
+/// answer of a WAITING_FOR_INPUT run) to the pending `ask_human` call.
+///
+/// - An ACTION_REQUEST without ACTION_RESULT gets an ERROR result
+///   ([`INTERRUPTED_NOT_RERUN`]), except an `ask_human` whose answer is journaled (it gets
+///   that answer) and the pending `ask_human` when `answer` is given (HUMAN_INPUT_RECEIVED,
+///   then a SUCCESS result with the answer).
+/// - A tool call of the last THOUGHT that has no result after it, and no ACTION_REQUEST,
+///   gets an ACTION_REQUEST (no command) and an ERROR result ([`NOT_RUN`]), so that every
+///   call the model made is answered before the next LLM request, as chat APIs require.
+#[must_use]
+pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
+    let mut repairs = Repairs::default();
+    let received: HashMap<&str, &str> = events
+        .iter()
+        .filter_map(|e| {
+            if let EventPayload::HumanInputReceived(r) = &e.payload {
+                Some((r.request_id.as_str(), r.response.as_str()))
+            } else {
+                None
+            }
+        })
+        .collect();
+    let dangling = dangling_action_requests(events);
+    let pending = answer.and_then(|_| pending_question(events, &dangling, &received));
+    let mut answered_calls: HashSet<String> = HashSet::new();
+    for request in &dangling {
+        let is_ask = request.tool_name == ASK_HUMAN_TOOL;
+        let (status, observation, exit_code) =
+            if let (true, Some(response)) = (is_ask, received.get(request.action_id.as_str())) {
+                repairs.recovered_answers.push(request.action_id.clone());
+                (ActionStatus::Success, (*response).to_owned(), Some(0))
+            } else if let (Some((action_id, request_id)), Some(text)) = (&pending, answer)
+                && *action_id == request.action_id
+            {
+                repairs
+                    .events
+                    .push(EventPayload::HumanInputReceived(HumanInputReceived {
+                        request_id: request_id.clone(),
+                        response: text.to_owned(),
+                    }));
+                repairs.answered = Some(request.action_id.clone());
+                (ActionStatus::Success, text.to_owned(), Some(0))
+            } else {
+                repairs.interrupted_actions.push(request.action_id.clone());
+                (ActionStatus::Error, INTERRUPTED_NOT_RERUN.to_owned(), None)
+            };
+        answered_calls.insert(request.tool_call_id.clone());
+        repairs
+            .events
+            .push(EventPayload::ActionResult(ActionResult {
+                action_id: request.action_id.clone(),
+                tool_call_id: request.tool_call_id.clone(),
+                status,
+                observation_content: observation,
+                exit_code,
+                execution_ref: request.action_id.clone(),
+            }));
+    }
+    for call in unanswered_calls_of_last_thought(events) {
+        if answered_calls.contains(&call.id) {
+            continue;
+        }
+        let action_id = uuid::Uuid::new_v4().to_string();
+        let tool_args = match serde_json::from_str::<Value>(&call.arguments) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) | Err(_) => Map::new(),
+        };
+        repairs
+            .events
+            .push(EventPayload::ActionRequest(ActionRequest {
+                action_id: action_id.clone(),
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                tool_args,
+                resolved_command: None,
+            }));
+        repairs
+            .events
+            .push(EventPayload::ActionResult(ActionResult {
+                action_id: action_id.clone(),
+                tool_call_id: call.id.clone(),
+                status: ActionStatus::Error,
+                observation_content: NOT_RUN.to_owned(),
+                exit_code: None,
+                execution_ref: action_id,
+            }));
+        repairs.not_run_calls.push(call.id.clone());
+    }
+    repairs
+}
+
+/// The `ask_human` call an answer belongs to, as `(action_id, request_id)`: the one named
+/// by the last unanswered HUMAN_INPUT_REQUEST (the engine uses the action id as the
+/// request id), else the last unanswered `ask_human` call.
+fn pending_question(
+    events: &[Event],
+    dangling: &[&ActionRequest],
+    received: &HashMap<&str, &str>,
+) -> Option<(String, String)> {
+    let open_asks: Vec<&ActionRequest> = dangling
+        .iter()
+        .copied()
+        .filter(|r| r.tool_name == ASK_HUMAN_TOOL && !received.contains_key(r.action_id.as_str()))
+        .collect();
+    let last_request = events.iter().rev().find_map(|e| {
+        if let EventPayload::HumanInputRequest(r) = &e.payload
+            && !received.contains_key(r.request_id.as_str())
+        {
+            Some(r.request_id.clone())
+        } else {
+            None
+        }
+    });
+    if let Some(request_id) = &last_request
+        && let Some(ask) = open_asks.iter().find(|r| &r.action_id == request_id)
+    {
+        return Some((ask.action_id.clone(), request_id.clone()));
+    }
+    open_asks.last().map(|ask| {
+        (
+            ask.action_id.clone(),
+            last_request.unwrap_or_else(|| ask.action_id.clone()),
+        )
+    })
+}
+
+/// The tool calls of the last THOUGHT that no later ACTION_RESULT answers (by
+/// `tool_call_id`; ids are only unique within one THOUGHT, so earlier results do not count).
+fn unanswered_calls_of_last_thought(events: &[Event]) -> Vec<&crate::journal::ToolCall> {
+    let Some(last) = events
+        .iter()
+        .rposition(|e| matches!(e.payload, EventPayload::Thought(_)))
+    else {
+        return Vec::new();
+    };
+    let EventPayload::Thought(thought) = &events[last].payload else {
+        return Vec::new();
+    };
+    let answered: HashSet<&str> = events[last + 1..]
+        .iter()
+        .filter_map(|e| {
+            if let EventPayload::ActionResult(r) = &e.payload {
+                Some(r.tool_call_id.as_str())
+            } else {
+                None
+            }
+        })
+        .collect();
+    thought
+        .tool_calls
+        .iter()
+        .filter(|call| !answered.contains(call.id.as_str()))
+        .collect()
+}
