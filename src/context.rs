@@ -269,6 +269,8 @@ fn excerpt(text: &str) -> String {
 ///   system message journaled while calls were pending is placed after the answers, and a
 ///   call without a recorded result is answered with [`NO_RESULT_RECORDED`].
 /// - Other events (ACTION_REQUEST, hooks, human input, RUN_END) are audit records only.
+/// - Calls are paired with results by `tool_call_id`, which [`crate::journal::read_journal`]
+///   fills in when the journal does not record it (another implementation's journal).
 ///
 /// `max_iterations: Some(n)` keeps the task (always first) and the last `n` cycles, a cycle
 /// being a THOUGHT, its results, and the user or system messages just before it.
@@ -610,6 +612,57 @@ mod tests {
             conversation(&journal, Some(3)),
             conversation(&journal, None)
         );
+    }
+
+    /// A journal written by another implementation (no `tool_call_id`, THOUGHT without
+    /// `tool_calls`, fields of its own) and continued by this one: the rebuilt request
+    /// pairs every tool message with a call of the assistant message before it.
+    #[test]
+    fn a_journal_without_call_ids_rebuilds_a_valid_conversation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        let lines = [
+            json!({"type": "RUN_START", "payload": {"run_id": "r1", "task": "task", "agent_ref": "/a", "x_ui": "web"}}),
+            json!({"type": "THOUGHT", "payload": {"content": "look", "llm_invocation_ref": "i1"}}),
+            json!({"type": "ACTION_REQUEST", "payload": {"action_id": "a1", "tool_name": "ls",
+                "tool_args": {"dir": "."}, "resolved_command": "ls .", "iteration": 1}}),
+            json!({"type": "ACTION_RESULT", "payload": {"action_id": "a1", "status": "SUCCESS",
+                "observation_content": "f.txt", "exit_code": 0, "execution_ref": "a1"}}),
+            json!({"type": "THOUGHT", "payload": {"content": "", "llm_invocation_ref": "i2",
+                "tool_calls": [{"id": "m1", "name": "cat", "arguments": "{}", "type": "function"}]}}),
+            json!({"type": "ACTION_REQUEST", "payload": {"action_id": "a2", "tool_name": "cat",
+                "tool_args": {}, "resolved_command": "cat"}}),
+            json!({"type": "ACTION_RESULT", "payload": {"action_id": "a2", "status": "FAILED",
+                "observation_content": "no", "exit_code": 1, "execution_ref": "a2"}}),
+            // This engine continues the run.
+            json!({"type": "USER_MESSAGE", "payload": {"content": "go on"}}),
+        ];
+        let text: String = lines
+            .into_iter()
+            .zip(1..)
+            .map(|(mut line, seq)| {
+                line["seq"] = json!(seq);
+                line["timestamp"] = json!("2025-10-14T10:30:00Z");
+                format!("{line}\n")
+            })
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        let events = crate::journal::read_journal(&path).unwrap().events;
+        let expected = [
+            json!({"role": "user", "content": "task"}),
+            json!({"role": "assistant", "content": "look", "tool_calls": [
+                {"id": "a1", "type": "function", "function": {"name": "ls", "arguments": "{\"dir\":\".\"}"}},
+            ]}),
+            json!({"role": "tool", "tool_call_id": "a1", "content": "f.txt"}),
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "m1", "type": "function", "function": {"name": "cat", "arguments": "{}"}},
+            ]}),
+            json!({"role": "tool", "tool_call_id": "m1", "content": "no"}),
+            json!({"role": "user", "content": "go on"}),
+        ];
+        assert_eq!(wire(&conversation(&events, None)), expected);
+        let again = crate::journal::read_journal(&path).unwrap().events;
+        assert_eq!(conversation(&again, None), conversation(&events, None));
     }
 
     #[tokio::test]

@@ -1,6 +1,7 @@
 //! `journal.jsonl`: the run's append-only event log — its typed events, the single writer
 //! and the reader (with torn-tail detection and repair for crash recovery).
 
+mod calls;
 mod event;
 
 use std::collections::HashSet;
@@ -179,6 +180,12 @@ impl JournalRead {
 /// or not parseable as JSON — is what a crash mid-write leaves: it is skipped and reported
 /// in [`JournalRead::torn_tail`]. Any other bad line is an error naming the line.
 ///
+/// Payload fields the spec does not ask for may be missing (a journal written by another
+/// implementation): unknown fields are ignored, and the ids that pair events up are
+/// derived from the `action_id`s and the order of the calls, the same on every read (see
+/// [`ActionRequest::tool_call_id`], [`HumanInputRequest::request_id`]). Every returned
+/// ACTION_REQUEST and ACTION_RESULT has a `tool_call_id`.
+///
 /// # Errors
 /// [`JournalError::CorruptLine`] and [`JournalError::SeqOutOfOrder`] with the line number;
 /// [`JournalError::Io`] when the file cannot be read.
@@ -251,6 +258,7 @@ fn parse_journal(path: &Path, bytes: &[u8]) -> Result<JournalRead, JournalError>
         }
         offset = next;
     }
+    calls::fill_call_ids(&mut events);
     Ok(JournalRead { events, torn_tail })
 }
 
@@ -339,7 +347,8 @@ pub fn dangling_action_requests(events: &[Event]) -> Vec<&ActionRequest> {
 /// The tool calls of THOUGHT events that no ACTION_RESULT answers (by `tool_call_id`), in
 /// journal order. Chat APIs reject a conversation in which an assistant's tool call has no
 /// tool message, so after a crash each of these needs a result before the next LLM call —
-/// including calls whose ACTION_REQUEST was never written.
+/// including calls whose ACTION_REQUEST was never written. Expects events as
+/// [`read_journal`] returns them, with every call id filled in.
 #[must_use]
 pub fn unanswered_tool_calls(events: &[Event]) -> Vec<&ToolCall> {
     let answered: HashSet<&str> = events

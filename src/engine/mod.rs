@@ -490,6 +490,7 @@ impl ActiveRun {
             attempts: 1,
             retries: Vec::new(),
             error: None,
+            response_received: false,
         };
         let completion = match outcome {
             Err(signal) => {
@@ -506,6 +507,12 @@ impl ActiveRun {
                 record.attempts = error.attempts().len().max(1);
                 record.retries = retry_lines(error.attempts());
                 record.error = Some(error.to_string());
+                // The server's answer (an error status, a body that is no completion) is
+                // the evidence of what went wrong; with no answer there is nothing to keep.
+                if let Some(body) = error.response_body() {
+                    self.write_response(&invocation_id, body)?;
+                    record.response_received = true;
+                }
                 self.write_invocation_record(&record)?;
                 self.log
                     .error(&format!("invocation {invocation_id}: failed: {error}"));
@@ -513,10 +520,8 @@ impl ActiveRun {
             }
             Ok(Ok(completion)) => completion,
         };
-        write_file(
-            &self.paths.invocation_response(&invocation_id),
-            &completion.raw_body,
-        )?;
+        self.write_response(&invocation_id, &completion.raw_body)?;
+        record.response_received = true;
         record.response_model.clone_from(&completion.model);
         record.duration_ms = millis(completion.duration);
         record.token_usage = completion.usage.map(|usage| TokenCounts {
@@ -550,6 +555,13 @@ impl ActiveRun {
             invocation_id,
             message: completion.message,
         }))
+    }
+
+    /// `response.json`: the body as received, except the API key, which a careless server
+    /// may echo and which is never written to a file.
+    fn write_response(&self, invocation_id: &str, body: &[u8]) -> Result<(), EngineError> {
+        let body = self.output.redactor.redact_bytes(body);
+        write_file(&self.paths.invocation_response(invocation_id), &body)
     }
 
     fn write_invocation_record(&self, record: &InvocationRecord) -> Result<(), EngineError> {
@@ -844,6 +856,10 @@ struct InvocationRecord {
     /// One line per failed attempt (`retry 1/4 in 0 ms after HTTP 500: …`).
     retries: Vec<String>,
     error: Option<String>,
+    /// Whether the last attempt got an answer: its body is `response.json` (as received,
+    /// the API key redacted), even when the call failed on it. False when nothing arrived
+    /// (connection failure, timeout, cancelled), and there is no `response.json`.
+    response_received: bool,
 }
 
 #[derive(Debug, Serialize)]

@@ -1,8 +1,17 @@
 //! The journal's event types: the envelope of seed 001 §7.1 and one payload per event type.
+//!
+//! The published schema serves two purposes: it documents what this engine writes, and
+//! `delta-conformance` holds any implementation's journals to it. So the envelope is
+//! strict (no unknown keys, a known `type`), while a payload requires only the fields
+//! DESIGN.md lists for its type (seed 001 §7.2 for RUN_START, seed 000 §2.5.4 for human
+//! input) and admits any other field: another implementation may record more. Fields we
+//! add (`tool_call_id`, THOUGHT's `tool_calls`, `request_id`, RUN_END's `error` and
+//! `result`) are always written by this engine, documented and typed, but optional; a
+//! journal without them still reads (see `read_journal`, which fills in the call ids).
 
 use std::fmt;
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema};
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -191,9 +200,29 @@ impl<'de> Visitor<'de> for EventVisitor {
     }
 }
 
+/// A schema transform making `fields` optional in the generated schema: this engine
+/// always writes them, so the serialization contract would require them, but the spec does
+/// not ask other implementations for them. (The matching struct fields carry
+/// `#[serde(default)]` so that reading tolerates their absence too.)
+fn not_required(fields: &'static [&'static str]) -> impl FnMut(&mut Schema) {
+    move |schema: &mut Schema| {
+        if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+            required.retain(|name| !name.as_str().is_some_and(|name| fields.contains(&name)));
+        }
+        // The default an absent field reads as is an implementation detail (ids are filled
+        // in on read), not something for other implementations to write.
+        if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+            for field in fields {
+                if let Some(serde_json::Value::Object(property)) = properties.get_mut(*field) {
+                    property.remove("default");
+                }
+            }
+        }
+    }
+}
+
 /// Payload of `RUN_START`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RunStart {
     /// The run's id.
     pub run_id: RunId,
@@ -205,7 +234,6 @@ pub struct RunStart {
 
 /// Payload of `USER_MESSAGE`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct UserMessage {
     /// The message text.
     pub content: String,
@@ -213,7 +241,6 @@ pub struct UserMessage {
 
 /// One tool call as the model sent it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ToolCall {
     /// The model's id for the call; the ACTION_REQUEST and ACTION_RESULT answering it carry
     /// it as `tool_call_id`.
@@ -227,24 +254,30 @@ pub struct ToolCall {
 
 /// Payload of `THOUGHT`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(transform = not_required(&["tool_calls"]))]
 pub struct Thought {
     /// The model's text (empty when it sent only tool calls).
     pub content: String,
     /// Id of the `io/invocations/{id}/` directory holding the exact request and response.
     pub llm_invocation_ref: String,
     /// The tool calls requested, in order (empty when the model answered without any,
-    /// which ends the run).
+    /// which ends the run). Always written by this engine; optional for others: when a
+    /// THOUGHT has none, the reader takes its calls from the ACTION_REQUESTs that follow
+    /// it, with the `action_id` as call id.
+    #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
 }
 
 /// Payload of `ACTION_REQUEST`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(transform = not_required(&["tool_call_id"]))]
 pub struct ActionRequest {
     /// Engine-assigned id of this execution; names `io/tool_executions/{action_id}/`.
     pub action_id: String,
-    /// The `id` of the THOUGHT's tool call this executes.
+    /// The `id` of the THOUGHT's tool call this executes. Always written by this engine;
+    /// optional for others: the reader then takes the id of the THOUGHT's tool call at this
+    /// request's position, or the `action_id` when the THOUGHT lists no calls.
+    #[serde(default)]
     pub tool_call_id: String,
     /// The tool's name.
     pub tool_name: String,
@@ -269,11 +302,14 @@ pub enum ActionStatus {
 
 /// Payload of `ACTION_RESULT`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(transform = not_required(&["tool_call_id"]))]
 pub struct ActionResult {
     /// The `action_id` of the ACTION_REQUEST this answers.
     pub action_id: String,
     /// The `id` of the THOUGHT's tool call this answers (the conversation's `tool_call_id`).
+    /// Always written by this engine; optional for others: the reader then takes the call
+    /// id of the ACTION_REQUEST with the same `action_id`.
+    #[serde(default)]
     pub tool_call_id: String,
     /// Outcome.
     pub status: ActionStatus,
@@ -289,9 +325,12 @@ pub struct ActionResult {
 
 /// Payload of `HUMAN_INPUT_REQUEST`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(transform = not_required(&["request_id"]))]
 pub struct HumanInputRequest {
-    /// Id shared with `interaction/request.json` and HUMAN_INPUT_RECEIVED.
+    /// Id shared with `interaction/request.json` and HUMAN_INPUT_RECEIVED (this engine uses
+    /// the `ask_human` call's `action_id`). Always written by this engine; optional for
+    /// others: the reader then takes the `action_id` of the `ask_human` request before it.
+    #[serde(default)]
     pub request_id: String,
     /// The question.
     pub prompt: String,
@@ -303,9 +342,11 @@ pub struct HumanInputRequest {
 
 /// Payload of `HUMAN_INPUT_RECEIVED`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(transform = not_required(&["request_id"]))]
 pub struct HumanInputReceived {
-    /// The `request_id` of the HUMAN_INPUT_REQUEST answered.
+    /// The `request_id` of the HUMAN_INPUT_REQUEST answered. Always written by this
+    /// engine; optional for others: the reader then takes the last question's.
+    #[serde(default)]
     pub request_id: String,
     /// The answer.
     pub response: String,
@@ -335,7 +376,6 @@ impl fmt::Display for MessageLevel {
 
 /// Payload of `SYSTEM_MESSAGE`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SystemMessage {
     /// Severity.
     pub level: MessageLevel,
@@ -357,7 +397,6 @@ pub enum HookStatus {
 
 /// Payload of `HOOK_EXECUTION_AUDIT`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct HookExecutionAudit {
     /// Canonical hook name, e.g. `pre_llm_request`.
     pub hook_name: String,
@@ -370,7 +409,6 @@ pub struct HookExecutionAudit {
 
 /// Payload of `RUN_END`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RunEnd {
     /// How the process stopped.
     pub status: FinalStatus,

@@ -64,6 +64,8 @@ enum Sent {
     Failed {
         failure: AttemptFailure,
         retry: Retry,
+        /// The body of an error status; `None` when no answer arrived.
+        body: Option<Vec<u8>>,
     },
 }
 
@@ -136,11 +138,15 @@ impl LlmClient {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (mut failure, retry) = match self.send(body).await {
+            let (mut failure, retry, answer) = match self.send(body).await {
                 Sent::Success { status, body } => {
                     return self.finish(status, body, attempts, started);
                 }
-                Sent::Failed { failure, retry } => (failure, retry),
+                Sent::Failed {
+                    failure,
+                    retry,
+                    body,
+                } => (failure, retry, body),
             };
             let wait = if attempt >= max_attempts {
                 None
@@ -177,7 +183,7 @@ impl LlmClient {
                 None => {
                     let failure = record.failure.clone();
                     attempts.push(record);
-                    return Err(self.final_error(failure, attempts));
+                    return Err(self.final_error(failure, answer, attempts));
                 }
             }
         }
@@ -226,6 +232,7 @@ impl LlmClient {
                 (true, Some(wait)) => Retry::After(wait),
                 (true, None) => Retry::Backoff,
             },
+            body: Some(body),
         }
     }
 
@@ -251,12 +258,20 @@ impl LlmClient {
                 status,
                 reason: self.redact(truncate(&reason, MESSAGE_CHARS)),
                 excerpt: self.redact(excerpt(&body)),
+                body: body.into(),
                 attempts,
             }),
         }
     }
 
-    fn final_error(&self, failure: AttemptFailure, attempts: Vec<AttemptRecord>) -> LlmError {
+    /// The error for the attempt that ended the call; `answer` is the body of its response
+    /// when one arrived.
+    fn final_error(
+        &self,
+        failure: AttemptFailure,
+        answer: Option<Vec<u8>>,
+        attempts: Vec<AttemptRecord>,
+    ) -> LlmError {
         let url = self.endpoint.to_string();
         match failure {
             AttemptFailure::Connection { .. } => LlmError::Unreachable { url, attempts },
@@ -269,6 +284,7 @@ impl LlmClient {
                 url,
                 status,
                 message,
+                body: answer.unwrap_or_default().into(),
                 attempts,
             },
         }
@@ -287,6 +303,7 @@ impl LlmClient {
         Sent::Failed {
             failure,
             retry: Retry::Backoff,
+            body: None,
         }
     }
 

@@ -64,6 +64,23 @@ impl fmt::Display for AttemptRecord {
     }
 }
 
+/// The body of an answer a call failed on, exactly as received. It may echo the API key,
+/// so redact it before writing it anywhere; its `Debug` shows only the length.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ResponseBody(Box<[u8]>);
+
+impl From<Vec<u8>> for ResponseBody {
+    fn from(body: Vec<u8>) -> Self {
+        ResponseBody(body.into_boxed_slice())
+    }
+}
+
+impl fmt::Debug for ResponseBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ResponseBody({} bytes)", self.0.len())
+    }
+}
+
 /// Why a chat-completions call failed. Every message says what happened and what to try.
 ///
 /// `attempts` lists every failed attempt in order: the retried ones (with a `wait`) and,
@@ -104,6 +121,8 @@ pub enum LlmError {
         status: u16,
         /// The server's own message (`error.message` of an OpenAI error body).
         message: String,
+        /// The body of that answer, for the invocation's `response.json`.
+        body: ResponseBody,
         attempts: Vec<AttemptRecord>,
     },
 
@@ -118,6 +137,8 @@ pub enum LlmError {
         reason: String,
         /// The start of the body, lossily decoded.
         excerpt: String,
+        /// The whole body, for the invocation's `response.json`.
+        body: ResponseBody,
         /// Failed attempts before the one that returned this body.
         attempts: Vec<AttemptRecord>,
     },
@@ -127,6 +148,18 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The body of the server's answer when the call failed on one (an error status, a
+    /// malformed 2xx); `None` when no answer arrived (connection failure, timeout) or no
+    /// request was made.
+    pub fn response_body(&self) -> Option<&[u8]> {
+        match self {
+            LlmError::Http { body, .. } | LlmError::MalformedResponse { body, .. } => Some(&body.0),
+            LlmError::Unreachable { .. } | LlmError::Timeout { .. } | LlmError::Setup { .. } => {
+                None
+            }
+        }
+    }
+
     /// The failed attempts, in order, for the engine's log.
     pub fn attempts(&self) -> &[AttemptRecord] {
         match self {

@@ -6,8 +6,9 @@
 //! 1. [`resolve_credentials`] once per run, then [`LlmClient::new`].
 //! 2. [`build_request`] from [`ChatMessage`]s, tool definitions and the agent's `llm`
 //!    parameters; serialize it once, write those bytes to `request.json`.
-//! 3. [`LlmClient::complete`] with the same bytes; write [`Completion::raw_body`] to
-//!    `response.json` and [`AttemptRecord`]s to `engine.log`.
+//! 3. [`LlmClient::complete`] with the same bytes; write [`Completion::raw_body`] (or, when
+//!    the call failed on an answer, [`LlmError::response_body`]) to `response.json`, with
+//!    the API key redacted, and [`AttemptRecord`]s to `engine.log`.
 //! 4. [`cost_usd`] from [`Completion::usage`].
 
 mod client;
@@ -22,7 +23,7 @@ pub use credentials::{
     API_KEY_VARIABLES, BASE_URL_VARIABLES, Credentials, CredentialsError, DEFAULT_BASE_URL, Origin,
     Source, resolve_credentials,
 };
-pub use error::{AttemptFailure, AttemptRecord, LlmError};
+pub use error::{AttemptFailure, AttemptRecord, LlmError, ResponseBody};
 pub use message::{AssistantMessage, ChatMessage, ToolCall, build_request};
 pub use pricing::cost_usd;
 pub use response::{Completion, TokenUsage};

@@ -320,10 +320,20 @@ pub struct MetadataInit {
 ///
 /// Invariants kept by the transition methods: `result` is set only while COMPLETED,
 /// `error` only while FAILED or INTERRUPTED, `end_time` only while not RUNNING.
+///
+/// The schema requires the spec's fields (seed 000 §2.1.4 and seed 002 §3.5, named as
+/// DESIGN.md lists them). `schema_version` and `process_start_time` (clock ticks, our
+/// PID-reuse check beside seed 002's `start_time`) are this engine's own: always written,
+/// optional for other implementations.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(title = "Delta Engine run metadata (.delta/{run_id}/metadata.json)")]
+#[schemars(
+    title = "Delta Engine run metadata (.delta/{run_id}/metadata.json)",
+    transform = ours_optional
+)]
 pub struct Metadata {
-    /// Version of this file's layout ("1.0").
+    /// Version of this file's layout ("1.0"; empty when another implementation did not
+    /// write one).
+    #[serde(default)]
     pub schema_version: String,
     /// The run's id, also the name of its directory.
     pub run_id: RunId,
@@ -362,6 +372,9 @@ pub struct Metadata {
     pub hostname: String,
     /// Its name (`/proc/PID/comm` on Linux, e.g. `delta`).
     pub process_name: String,
+    /// When that process started working on the run: at creation, and again when
+    /// `delta continue` takes it over (seed 002 §3.5, §7.2).
+    pub start_time: Timestamp,
     /// Its start time in clock ticks since boot (`/proc/PID/stat` field 22; null where
     /// unavailable). With `pid` it identifies the process even after the pid is reused.
     pub process_start_time: Option<u64>,
@@ -392,6 +405,7 @@ impl Metadata {
             hostname: identity.hostname.clone(),
             process_name: identity.process_name.clone(),
             process_start_time: identity.start_ticks,
+            start_time: now,
         }
     }
 
@@ -406,10 +420,11 @@ impl Metadata {
         }
     }
 
-    /// `delta continue` takes the run over: `identity` becomes the owner, status RUNNING
-    /// with a fresh budget of `max_iterations`; the previous result, error and end time are
-    /// cleared because they described the previous process's stop.
+    /// `delta continue` takes the run over: `identity` becomes the owner (from `now`), status
+    /// RUNNING with a fresh budget of `max_iterations`; the previous result, error and end
+    /// time are cleared because they described the previous process's stop.
     pub fn resume(&mut self, identity: &ProcessIdentity, max_iterations: u32, now: Timestamp) {
+        self.start_time = now;
         self.pid = identity.pid;
         self.hostname.clone_from(&identity.hostname);
         self.process_name.clone_from(&identity.process_name);
@@ -460,6 +475,24 @@ impl Metadata {
         };
         self.error = None;
         self.result = None;
+    }
+}
+
+/// Drops this engine's own fields from the schema's `required`: the spec does not ask other
+/// implementations for them, and reading tolerates their absence (`schema_version` reads as
+/// empty, `process_start_time` as null).
+fn ours_optional(schema: &mut Schema) {
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|name| {
+            !name
+                .as_str()
+                .is_some_and(|name| ["schema_version", "process_start_time"].contains(&name))
+        });
+    }
+    if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties")
+        && let Some(serde_json::Value::Object(version)) = properties.get_mut("schema_version")
+    {
+        version.remove("default");
     }
 }
 

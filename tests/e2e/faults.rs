@@ -24,6 +24,18 @@ fn faulty_run(script: &str, code: i32, status: &str) -> (crate::harness::Run, Ru
     (run, files)
 }
 
+/// The run's only LLM invocation: its directory and its parsed `metadata.json`.
+fn only_invocation(files: &RunFiles) -> (std::path::PathBuf, serde_json::Value) {
+    let dirs: Vec<_> = std::fs::read_dir(files.dir.join("io/invocations"))
+        .expect("list io/invocations")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let dir = dirs.into_iter().next().expect("one");
+    let record = std::fs::read_to_string(dir.join("metadata.json")).expect("read");
+    (dir, serde_json::from_str(&record).expect("JSON"))
+}
+
 #[test]
 fn server_errors_are_retried_and_the_run_completes() {
     let script = "steps:\n  - error: {status: 500}\n  - error: {status: 503, retry_after: 0}\n  - message: {content: recovered}\n";
@@ -75,6 +87,32 @@ steps:
     // Not retried: a wrong key stays wrong.
     assert!(!files.read("engine.log").contains(": retry "));
     assert!(!run.stderr().contains(API_KEY));
+    // The answer the call failed on is on record, as received.
+    let (dir, record) = only_invocation(&files);
+    let response: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("response.json")).expect("read"))
+            .expect("the server's JSON");
+    assert_eq!(
+        response,
+        serde_json::json!({"error": {"message": "Incorrect API key provided: sk-e2e-***", "type": "invalid_request_error"}})
+    );
+    assert_eq!(record["status"], "FAILED");
+    assert_eq!(record["response_received"], true);
+}
+
+/// A server echoing the key in the answer a call fails on: response.json keeps the answer,
+/// the key redacted (`faulty_run` checks that no file holds the key).
+#[test]
+fn an_echoed_key_is_redacted_from_the_kept_answer() {
+    let script = format!(
+        "steps:\n  - error:\n      status: 401\n      body: {{error: {{message: \"bad key {API_KEY}\"}}}}\n"
+    );
+    // The run owns the test directory: it must live while its files are read.
+    let (_run, files) = faulty_run(&script, 1, "FAILED");
+    let (dir, record) = only_invocation(&files);
+    let response = std::fs::read_to_string(dir.join("response.json")).expect("read");
+    assert!(response.contains("bad key [REDACTED]"), "{response}");
+    assert_eq!(record["response_received"], true);
 }
 
 #[test]
@@ -87,6 +125,12 @@ fn dropped_connections_fail_after_the_retries() {
         run.stderr()
     );
     assert_eq!(files.read("engine.log").matches(": retry ").count(), 2);
+    // Nothing arrived: no response.json, and the record says so.
+    let (dir, record) = only_invocation(&files);
+    assert!(dir.join("request.json").is_file());
+    assert!(!dir.join("response.json").exists());
+    assert_eq!(record["status"], "FAILED");
+    assert_eq!(record["response_received"], false);
 }
 
 #[test]
@@ -113,6 +157,12 @@ fn a_garbage_response_fails_the_run_without_retrying() {
         message.contains("<html>502 Bad Gateway</html>"),
         "{message}"
     );
+    let (dir, record) = only_invocation(&files);
+    assert_eq!(
+        std::fs::read(dir.join("response.json")).expect("read"),
+        b"<html>502 Bad Gateway</html>"
+    );
+    assert_eq!(record["response_received"], true);
 }
 
 #[test]

@@ -154,6 +154,9 @@ fn three_step_hello_world_run_completes_with_a_complete_audit_trail() {
     assert!(cost > 0.0, "gpt-4o-mini has a list price: {cost}");
     assert_eq!(metadata["pid"].as_u64().map(|p| p > 0), Some(true));
     assert_eq!(metadata["process_name"], "delta");
+    // Seed 002 §7.2: the time the owning process started the run.
+    assert!(metadata["start_time"].is_string(), "{metadata:#}");
+    assert_eq!(metadata["start_time"], metadata["created_at"]);
     assert_no_secret(run.path());
 }
 

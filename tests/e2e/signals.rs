@@ -74,6 +74,7 @@ fn sigint_during_a_slow_llm_call_interrupts_the_run() {
     assert!(!dir.join("response.json").exists());
     let record = std::fs::read_to_string(dir.join("metadata.json")).expect("read");
     assert!(record.contains("\"status\": \"CANCELLED\""), "{record}");
+    assert!(record.contains("\"response_received\": false"), "{record}");
     assert_no_secret(test.path());
 }
 

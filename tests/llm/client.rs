@@ -725,3 +725,107 @@ fn calls_can_be_spawned_on_a_multithreaded_runtime() {
     assert_send(client.complete(BODY));
     assert_send(client.complete_observed(BODY, |_| {}));
 }
+
+/// The invocation's `response.json` keeps the body a call failed on, byte for byte.
+#[tokio::test]
+async fn a_failed_call_carries_the_body_it_failed_on_exactly() {
+    let body = " {\"error\": {\"message\": \"bad model\"}}\n\t";
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        ResponseTemplate::new(400).set_body_string(body),
+        None,
+    )
+    .await;
+    let error = server_client(&server, settings(3))
+        .complete(BODY)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LlmError::Http { status: 400, .. }),
+        "{error}"
+    );
+    assert_eq!(error.response_body(), Some(body.as_bytes()));
+
+    let garbage = b"\xff<html>\n502 Bad Gateway</html>";
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        ResponseTemplate::new(200).set_body_bytes(garbage.to_vec()),
+        None,
+    )
+    .await;
+    let error = server_client(&server, settings(3))
+        .complete(BODY)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LlmError::MalformedResponse { .. }),
+        "{error}"
+    );
+    assert_eq!(error.response_body(), Some(&garbage[..]));
+}
+
+/// After retries, the body is that of the last answer.
+#[tokio::test]
+async fn a_call_failing_after_retries_carries_the_last_answer() {
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        ResponseTemplate::new(500).set_body_string("first"),
+        Some(1),
+    )
+    .await;
+    mount(
+        &server,
+        ResponseTemplate::new(503).set_body_string("second"),
+        None,
+    )
+    .await;
+    let error = server_client(&server, settings(2))
+        .complete(BODY)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LlmError::Http { status: 503, .. }),
+        "{error}"
+    );
+    assert_eq!(error.response_body(), Some(&b"second"[..]));
+}
+
+/// Nothing arrived, so there is no body to keep.
+#[tokio::test]
+async fn a_call_that_got_no_answer_carries_no_body() {
+    let (base_url, _) = closing_server().await;
+    let error = client(&base_url, Some(KEY), settings(2))
+        .complete(BODY)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, LlmError::Unreachable { .. }), "{error}");
+    assert_eq!(error.response_body(), None);
+}
+
+/// A kept body is as received (the engine redacts the key when it writes the file), and
+/// its `Debug` shows only its length, so printing the error cannot leak an echoed key.
+#[tokio::test]
+async fn a_kept_body_is_as_received_and_its_debug_shows_only_its_length() {
+    let echo = format!("invalid key {KEY}.");
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        ResponseTemplate::new(401).set_body_string(echo.clone()),
+        None,
+    )
+    .await;
+    let error = server_client(&server, settings(1))
+        .complete(BODY)
+        .await
+        .unwrap_err();
+    assert_eq!(error.response_body(), Some(echo.as_bytes()));
+    let debug = format!("{error:?}");
+    assert!(
+        debug.contains(&format!("ResponseBody({} bytes)", echo.len())),
+        "{debug}"
+    );
+    assert!(!debug.contains(KEY), "{debug}");
+}

@@ -150,15 +150,19 @@ fn events_parse_whatever_the_key_order() {
 }
 
 #[test]
-fn envelope_and_payload_reject_unknown_and_missing_fields() {
+fn the_envelope_rejects_unknown_and_missing_fields() {
     let cases = [
         (
             r#"{"seq":1,"timestamp":"2025-10-14T10:30:00Z","type":"USER_MESSAGE","payload":{"content":"x"},"extra":1}"#,
             "unknown field `extra`",
         ),
         (
-            r#"{"seq":1,"timestamp":"2025-10-14T10:30:00Z","type":"USER_MESSAGE","payload":{"content":"x","x":1}}"#,
-            "unknown field `x`",
+            r#"{"timestamp":"2025-10-14T10:30:00Z","type":"USER_MESSAGE","payload":{"content":"x"}}"#,
+            "missing field `seq`",
+        ),
+        (
+            r#"{"seq":1,"timestamp":"2025-10-14T10:30:00Z","type":"ACTION_RESULT","payload":{"action_id":"a1"}}"#,
+            "missing field `status`",
         ),
         (
             r#"{"seq":1,"timestamp":"2025-10-14T10:30:00Z","payload":{"content":"x"}}"#,
@@ -177,6 +181,135 @@ fn envelope_and_payload_reject_unknown_and_missing_fields() {
         let error = serde_json::from_str::<Event>(line).unwrap_err().to_string();
         assert!(error.contains(expected), "{line}\n -> {error}");
     }
+}
+
+/// Another implementation may record more than the spec asks for in a payload.
+#[test]
+fn payloads_admit_fields_of_other_implementations() {
+    let line = r#"{"seq":1,"timestamp":"2025-10-14T10:30:00Z","type":"USER_MESSAGE","payload":{"content":"x","x_origin":{"ui":"web"}}}"#;
+    let event: Event = serde_json::from_str(line).unwrap();
+    assert_eq!(event.payload, message("x"));
+}
+
+/// A journal written by an implementation that records neither `tool_call_id` nor
+/// THOUGHT's `tool_calls` (seed 001 §7.2's payloads) nor `request_id` (seed 000 §2.5.4),
+/// continued by this one: reading it derives the ids, the same on every read, so the
+/// conversation and the human input pair up.
+#[test]
+fn ids_missing_from_another_implementations_journal_are_derived_on_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    let ts = r#""timestamp":"2025-10-14T10:30:00Z""#;
+    let lines = [
+        r#""type":"RUN_START","payload":{"run_id":"r1","task":"t","agent_ref":"/a"}"#,
+        // No tool_calls: the calls are those of the requests that follow.
+        r#""type":"THOUGHT","payload":{"content":"two calls","llm_invocation_ref":"i1"}"#,
+        r#""type":"ACTION_REQUEST","payload":{"action_id":"a1","tool_name":"ls","tool_args":{"dir":"."},"resolved_command":"ls ."}"#,
+        r#""type":"ACTION_RESULT","payload":{"action_id":"a1","status":"SUCCESS","observation_content":"x","exit_code":0,"execution_ref":"a1"}"#,
+        r#""type":"ACTION_REQUEST","payload":{"action_id":"a2","tool_name":"ls","tool_args":{},"resolved_command":"ls"}"#,
+        r#""type":"ACTION_RESULT","payload":{"action_id":"a2","status":"FAILED","observation_content":"y","exit_code":2,"execution_ref":"a2"}"#,
+        // tool_calls recorded, but not which request executes which: by position.
+        r#""type":"THOUGHT","payload":{"content":"","llm_invocation_ref":"i2","tool_calls":[{"id":"m1","name":"ls","arguments":"{}"},{"id":"m2","name":"ls","arguments":"{}"}]}"#,
+        r#""type":"ACTION_REQUEST","payload":{"action_id":"a3","tool_name":"ls","tool_args":{},"resolved_command":"ls"}"#,
+        r#""type":"ACTION_REQUEST","payload":{"action_id":"a4","tool_name":"ls","tool_args":{},"resolved_command":"ls"}"#,
+        r#""type":"ACTION_RESULT","payload":{"action_id":"a4","status":"SUCCESS","observation_content":"z","exit_code":0,"execution_ref":"a4"}"#,
+        // A result whose request is not in the journal keeps its own action id.
+        r#""type":"ACTION_RESULT","payload":{"action_id":"a9","status":"ERROR","observation_content":"?","exit_code":null,"execution_ref":"a9"}"#,
+        // Human input without request ids (seed 000 §2.5.4).
+        r#""type":"THOUGHT","payload":{"content":"","llm_invocation_ref":"i3"}"#,
+        r#""type":"ACTION_REQUEST","payload":{"action_id":"a5","tool_name":"ask_human","tool_args":{"prompt":"ok?"},"resolved_command":null}"#,
+        r#""type":"HUMAN_INPUT_REQUEST","payload":{"prompt":"ok?","input_type":"confirmation","sensitive":false}"#,
+        r#""type":"HUMAN_INPUT_RECEIVED","payload":{"response":"yes"}"#,
+        r#""type":"ACTION_RESULT","payload":{"action_id":"a5","status":"SUCCESS","observation_content":"yes","exit_code":0,"execution_ref":"a5"}"#,
+    ];
+    let text: String = lines
+        .iter()
+        .zip(1..)
+        .map(|(line, seq)| format!("{{\"seq\":{seq},{ts},{line}}}\n"))
+        .collect();
+    std::fs::write(&path, text).unwrap();
+
+    let events = read_journal(&path).unwrap().events;
+    let EventPayload::Thought(first) = &events[1].payload else {
+        panic!("{:?}", events[1]);
+    };
+    assert_eq!(
+        first.tool_calls,
+        [
+            ToolCall {
+                id: "a1".to_owned(),
+                name: "ls".to_owned(),
+                arguments: r#"{"dir":"."}"#.to_owned(),
+            },
+            ToolCall {
+                id: "a2".to_owned(),
+                name: "ls".to_owned(),
+                arguments: "{}".to_owned(),
+            },
+        ]
+    );
+    let call_ids: Vec<(&str, &str, &str)> = events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            EventPayload::ActionRequest(r) => {
+                Some(("request", r.action_id.as_str(), r.tool_call_id.as_str()))
+            }
+            EventPayload::ActionResult(r) => {
+                Some(("result", r.action_id.as_str(), r.tool_call_id.as_str()))
+            }
+            EventPayload::RunStart(_)
+            | EventPayload::UserMessage(_)
+            | EventPayload::Thought(_)
+            | EventPayload::HumanInputRequest(_)
+            | EventPayload::HumanInputReceived(_)
+            | EventPayload::SystemMessage(_)
+            | EventPayload::HookExecutionAudit(_)
+            | EventPayload::RunEnd(_) => None,
+        })
+        .collect();
+    assert_eq!(
+        call_ids,
+        [
+            ("request", "a1", "a1"),
+            ("result", "a1", "a1"),
+            ("request", "a2", "a2"),
+            ("result", "a2", "a2"),
+            ("request", "a3", "m1"),
+            ("request", "a4", "m2"),
+            ("result", "a4", "m2"),
+            ("result", "a9", "a9"),
+            ("request", "a5", "a5"),
+            ("result", "a5", "a5"),
+        ]
+    );
+    let request_ids: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            EventPayload::HumanInputRequest(q) => Some(q.request_id.as_str()),
+            EventPayload::HumanInputReceived(a) => Some(a.request_id.as_str()),
+            EventPayload::RunStart(_)
+            | EventPayload::UserMessage(_)
+            | EventPayload::Thought(_)
+            | EventPayload::ActionRequest(_)
+            | EventPayload::ActionResult(_)
+            | EventPayload::SystemMessage(_)
+            | EventPayload::HookExecutionAudit(_)
+            | EventPayload::RunEnd(_) => None,
+        })
+        .collect();
+    assert_eq!(request_ids, ["a5", "a5"], "the ask_human action id");
+    let unanswered: Vec<&str> = unanswered_tool_calls(&events)
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(unanswered, ["m1"]);
+    assert_eq!(read_journal(&path).unwrap().events, events, "stable");
+
+    // Continued by this engine: appending works, and its own lines carry their ids.
+    let journal = open(&path);
+    journal.append(result("a3", "m1")).unwrap();
+    let events = read_journal(&path).unwrap().events;
+    assert!(unanswered_tool_calls(&events).is_empty());
 }
 
 #[test]

@@ -47,6 +47,7 @@ fn every_field_is_written_with_its_documented_name() {
             "pid": 4242,
             "hostname": "host-a",
             "process_name": "delta",
+            "start_time": "2025-10-14T10:30:00.000Z",
             "process_start_time": 123456
         })
     );
@@ -75,6 +76,36 @@ fn write_then_read_round_trips_and_leaves_no_temporary_files() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(entries, vec!["metadata.json"]);
+}
+
+/// metadata.json of another implementation: the spec's fields only (no `schema_version`,
+/// no `process_start_time`), plus one of its own. It reads, and validates.
+#[test]
+fn metadata_without_this_engines_own_fields_reads_and_validates() {
+    let ws = tempfile::tempdir().unwrap();
+    let path = ws.path().join("metadata.json");
+    let mut json = serde_json::to_value(sample_metadata("r1", ws.path())).unwrap();
+    let fields = json.as_object_mut().unwrap();
+    fields.remove("schema_version");
+    fields.remove("process_start_time");
+    fields.insert("engine".to_owned(), serde_json::json!("other"));
+    assert_eq!(
+        crate::support::schema_errors("metadata.schema.json", &json),
+        Vec::<String>::new()
+    );
+    std::fs::write(&path, json.to_string()).unwrap();
+    let read = read_metadata(&path).unwrap();
+    assert_eq!(
+        (read.schema_version.as_str(), read.process_start_time),
+        ("", None)
+    );
+    assert_eq!(read.start_time, at("2025-10-14T10:30:00Z"));
+
+    json.as_object_mut().unwrap().remove("start_time");
+    assert_eq!(
+        crate::support::schema_errors("metadata.schema.json", &json),
+        ["\"start_time\" is a required property at "]
+    );
 }
 
 #[test]
@@ -151,8 +182,18 @@ fn transitions_keep_result_error_and_end_time_consistent() {
         process_name: "delta".to_owned(),
         start_ticks: Some(99),
     };
+    assert_eq!(
+        m.start_time,
+        at("2025-10-14T10:30:00Z"),
+        "the creator started it"
+    );
     m.resume(&me, 10, at("2025-10-14T11:00:00Z"));
     assert_eq!(m.status, RunStatus::Running);
+    assert_eq!(
+        m.start_time,
+        at("2025-10-14T11:00:00Z"),
+        "the process continuing it started it again"
+    );
     assert_eq!(
         (m.error.as_ref(), m.end_time, m.max_iterations),
         (None, None, 10)

@@ -1,7 +1,10 @@
 //! The suite discriminates: against wrappers of the real `delta` that each break one rule
-//! (fixtures/broken/), exactly the scenarios guarding that rule fail and all others pass.
+//! (fixtures/broken/), exactly the scenarios guarding that rule fail and all others pass;
+//! against wrappers that change only what the spec leaves open (fixtures/variants/), none
+//! fails.
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use super::support::{quoted, repo, run_suite, scenarios_without_tag, sibling};
 
@@ -29,6 +32,54 @@ fn check(wrapper: &str, must_fail: &[&str]) {
     );
     assert!(run.with_status("SKIP").is_empty());
     assert_eq!(run.code, Some(1));
+}
+
+/// Not broken: the journals rewritten as another implementation may write them (only the
+/// payload fields DESIGN.md lists, so no `tool_call_id` and no THOUGHT `tool_calls`, plus
+/// a field of its own in every payload). No scenario may fail: the suite must not demand
+/// more than the spec. The `continue` scenarios also show that `delta` continues such a
+/// journal (the rewrite happens after every step).
+#[test]
+fn journals_as_another_implementation_writes_them_fail_no_scenario() {
+    let script = repo().join("fixtures/variants/other-journal-fields.sh");
+    let implementation = format!("sh {} {}", quoted(&script), quoted(&sibling("delta")));
+    let run = run_suite(&implementation, &["--exclude-tag", "slow", "--keep"]);
+    let kept: Vec<PathBuf> = run.report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["dir"].as_str().map(PathBuf::from))
+        .collect();
+    let mut journals = String::new();
+    for dir in &kept {
+        collect_journals(dir, &mut journals);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+    assert_eq!(
+        run.with_status("FAIL"),
+        Vec::<&str>::new(),
+        "{}",
+        run.all_failures()
+    );
+    assert!(run.with_status("SKIP").is_empty());
+    assert_eq!(run.code, Some(0));
+    // The wrapper did rewrite what the runner checked.
+    assert!(journals.contains(r#""type":"ACTION_REQUEST""#));
+    assert!(journals.contains(r#""payload":{"x_other_impl":"#));
+    assert!(!journals.contains(r#""tool_call_id""#));
+    assert!(!journals.contains(r#""tool_calls""#));
+}
+
+/// Appends every `journal.jsonl` under `dir`.
+fn collect_journals(dir: &Path, out: &mut String) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() && !path.is_symlink() {
+            collect_journals(&path, out);
+        } else if path.file_name().is_some_and(|n| n == "journal.jsonl") {
+            out.push_str(&std::fs::read_to_string(&path).unwrap());
+        }
+    }
 }
 
 /// Values spliced into the `sh -c` script as text: the seed 003 shell: injection scenarios

@@ -56,6 +56,43 @@ fn a_well_formed_journal_is_valid() {
     assert_eq!(stdout, format!("{}: valid journal\n", path.display()));
 }
 
+/// Another implementation's journal: only the payload fields DESIGN.md lists (no
+/// `tool_call_id`, no THOUGHT `tool_calls`) and some of its own. Valid: payloads are open,
+/// and what this engine adds is optional. The envelope stays strict.
+#[test]
+fn a_journal_with_its_own_payload_fields_and_no_tool_call_ids_is_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut events = good_events();
+    events[1]["payload"]
+        .as_object_mut()
+        .unwrap()
+        .remove("tool_calls");
+    for event in &mut events[2..4] {
+        event["payload"]
+            .as_object_mut()
+            .unwrap()
+            .remove("tool_call_id");
+    }
+    for (i, event) in events.iter_mut().enumerate() {
+        event["payload"]["x_vendor"] = json!({"iteration": i, "host": "h1"});
+    }
+    events[3]["payload"]["duration_ms"] = json!(12);
+    let path = write_journal(dir.path(), &events);
+    let (code, stdout) = validate(&path);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(stdout, format!("{}: valid journal\n", path.display()));
+
+    events[4]["x_vendor"] = json!(true);
+    let path = write_journal(dir.path(), &events);
+    let (code, stdout) = validate(&path);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.starts_with(&format!("{}:5: (root): ", path.display()))
+            && stdout.contains("x_vendor"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn a_missing_field_is_reported_with_its_line_and_pointer() {
     let dir = tempfile::tempdir().unwrap();
