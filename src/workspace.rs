@@ -204,7 +204,7 @@ pub fn check_workspace_path(path: &Path) -> Result<(), WorkspaceError> {
             });
         }
         // A dangling symlink cannot be created over.
-        Err(e) if e.kind() == ErrorKind::NotFound && std::fs::symlink_metadata(path).is_ok() => {
+        Err(e) if e.kind() == ErrorKind::NotFound && is_dangling_symlink(path) => {
             return Err(WorkspaceError::NotADirectory {
                 path: path.to_path_buf(),
             });
@@ -243,7 +243,7 @@ fn check_delta_dir(delta: &Path) -> Result<(), WorkspaceError> {
             path: delta.to_path_buf(),
         }),
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            if std::fs::symlink_metadata(delta).is_ok() {
+            if is_dangling_symlink(delta) {
                 Err(WorkspaceError::DeltaNotADirectory {
                     path: delta.to_path_buf(),
                 })
@@ -253,6 +253,14 @@ fn check_delta_dir(delta: &Path) -> Result<(), WorkspaceError> {
         }
         Err(source) => Err(WorkspaceError::io(delta, "inspect", source)),
     }
+}
+
+/// Whether `path`, which `metadata` did not find, is a symlink to nothing. Asked again
+/// rather than inferred from "something is there now": concurrent first runs create the
+/// workspace and its `.delta/` between the two looks, and a directory is fine.
+fn is_dangling_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && std::fs::metadata(path).is_err()
 }
 
 /// The workspace at `path` for `-w PATH`: created when missing (with parents), with

@@ -177,6 +177,31 @@ fn twenty_concurrent_allocations_get_twenty_directories() {
     assert_eq!(ids, expected);
 }
 
+/// Concurrent first runs in one new `-w` workspace (the conformance scenario
+/// concurrent-runs-pause-and-continue lost a run to this): a path another process creates
+/// between two checks is not a dangling symlink.
+#[test]
+fn concurrent_first_runs_in_one_new_workspace_all_get_it() {
+    for _ in 0..30 {
+        let tmp = tempfile::tempdir().unwrap();
+        let barrier = Arc::new(Barrier::new(12));
+        let handles: Vec<_> = (0..12)
+            .map(|_| {
+                let path = tmp.path().join("ws");
+                let barrier = Arc::clone(&barrier);
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    ensure_workspace(&path).map(|ws| ws.root().to_path_buf())
+                })
+            })
+            .collect();
+        for handle in handles {
+            let root = handle.join().unwrap().unwrap_or_else(|e| panic!("{e}"));
+            assert!(root.join(".delta").is_dir());
+        }
+    }
+}
+
 #[test]
 fn last_used_reads_back_what_was_set_and_ignores_junk() {
     let agent = tempfile::tempdir().unwrap();
