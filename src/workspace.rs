@@ -25,9 +25,21 @@ const MAX_ALLOCATION_ATTEMPTS: u32 = 1000;
 /// What can go wrong with a workspace. Every variant names the path.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    /// A file system operation failed.
+    /// A file system operation failed for a reason the user cannot fix by choosing
+    /// another path (a full disk, an I/O error).
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was attempted.
+        action: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The OS refused: no permission, or a read-only file system.
+    #[error("cannot {action} {}: {source}", path.display())]
+    PermissionDenied {
         /// The file or directory.
         path: PathBuf,
         /// What was attempted.
@@ -43,9 +55,23 @@ pub enum WorkspaceError {
         path: PathBuf,
     },
     /// The path exists but is not a directory.
-    #[error("workspace {} is not a directory; pass a directory with -w", path.display())]
+    #[error("workspace {} is not a directory", path.display())]
     NotADirectory {
         /// The path given.
+        path: PathBuf,
+    },
+    /// The path does not exist and cannot be created: one of its parents is a file.
+    #[error("cannot create workspace {}: {} is not a directory", path.display(), parent.display())]
+    ParentNotADirectory {
+        /// The path given.
+        path: PathBuf,
+        /// The existing ancestor that is not a directory.
+        parent: PathBuf,
+    },
+    /// The workspace's `.delta` (the engine's own directory) is something else.
+    #[error("{} is not a directory; the engine keeps its runs there", path.display())]
+    DeltaNotADirectory {
+        /// The `.delta` path.
         path: PathBuf,
     },
     /// No free `W…` name was found.
@@ -58,6 +84,57 @@ pub enum WorkspaceError {
         /// The `workspaces/` directory.
         dir: PathBuf,
     },
+}
+
+impl WorkspaceError {
+    /// `Io`, or `PermissionDenied` when the OS refused the operation.
+    fn io(path: &Path, action: &'static str, source: std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        if matches!(
+            source.kind(),
+            ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem
+        ) {
+            WorkspaceError::PermissionDenied {
+                path,
+                action,
+                source,
+            }
+        } else {
+            WorkspaceError::Io {
+                path,
+                action,
+                source,
+            }
+        }
+    }
+
+    /// How to fix it, when the message does not already say.
+    #[must_use]
+    pub fn help(&self) -> Option<String> {
+        match self {
+            WorkspaceError::PermissionDenied { path, .. } => Some(format!(
+                "check the permissions of {} and of its parent directory (the workspace and \
+                 its .delta/ must be writable), or pass a workspace you can write to with -w",
+                path.display()
+            )),
+            WorkspaceError::NotADirectory { path } => Some(format!(
+                "pass a directory with -w (a missing one is created), or move {} away",
+                path.display()
+            )),
+            WorkspaceError::ParentNotADirectory { parent, .. } => Some(format!(
+                "pass a path with -w whose parents are directories, or move {} away",
+                parent.display()
+            )),
+            WorkspaceError::DeltaNotADirectory { path } => Some(format!(
+                "move {} away (the engine creates .delta/ on the next run), or pass another \
+                 workspace with -w",
+                path.display()
+            )),
+            WorkspaceError::Io { .. }
+            | WorkspaceError::NotFound { .. }
+            | WorkspaceError::Exhausted { .. } => None,
+        }
+    }
 }
 
 /// A workspace: the agent's CWD, with the engine's `.delta/` inside.
@@ -79,11 +156,7 @@ impl Workspace {
                     path: path.to_path_buf(),
                 }
             } else {
-                WorkspaceError::Io {
-                    path: path.to_path_buf(),
-                    action: "resolve",
-                    source,
-                }
+                WorkspaceError::io(path, "resolve", source)
             }
         })?;
         if !root.is_dir() {
@@ -113,23 +186,93 @@ impl Workspace {
     }
 }
 
+/// Checks, creating nothing, that `path` can serve as the workspace of `-w PATH`: it is a
+/// directory, or it is missing and its nearest existing ancestor is one; and its `.delta`,
+/// when present, is a directory. Run before anything else reads from the workspace, so
+/// that a file given as `-w` is reported as such rather than as an unreadable `.env`.
+///
+/// # Errors
+/// [`WorkspaceError::NotADirectory`], [`WorkspaceError::ParentNotADirectory`],
+/// [`WorkspaceError::DeltaNotADirectory`], or [`WorkspaceError::PermissionDenied`] /
+/// [`WorkspaceError::Io`] when a path cannot be inspected.
+pub fn check_workspace_path(path: &Path) -> Result<(), WorkspaceError> {
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_dir() => return check_delta_dir(&path.join(DELTA_DIR)),
+        Ok(_) => {
+            return Err(WorkspaceError::NotADirectory {
+                path: path.to_path_buf(),
+            });
+        }
+        // A dangling symlink cannot be created over.
+        Err(e) if e.kind() == ErrorKind::NotFound && is_dangling_symlink(path) => {
+            return Err(WorkspaceError::NotADirectory {
+                path: path.to_path_buf(),
+            });
+        }
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {}
+        Err(source) => return Err(WorkspaceError::io(path, "inspect", source)),
+    }
+    // Missing: it will be created with its parents, which needs the nearest existing
+    // ancestor to be a directory. (`""` is the current directory, which exists.)
+    for ancestor in path
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+    {
+        match std::fs::metadata(ancestor) {
+            Ok(metadata) if metadata.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(WorkspaceError::ParentNotADirectory {
+                    path: path.to_path_buf(),
+                    parent: ancestor.to_path_buf(),
+                });
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {}
+            Err(source) => return Err(WorkspaceError::io(ancestor, "inspect", source)),
+        }
+    }
+    Ok(())
+}
+
+/// A `.delta` that exists must be a directory (or a symlink to one); a missing one is
+/// created later.
+fn check_delta_dir(delta: &Path) -> Result<(), WorkspaceError> {
+    match std::fs::metadata(delta) {
+        Ok(metadata) if metadata.is_dir() => Ok(()),
+        Ok(_) => Err(WorkspaceError::DeltaNotADirectory {
+            path: delta.to_path_buf(),
+        }),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            if is_dangling_symlink(delta) {
+                Err(WorkspaceError::DeltaNotADirectory {
+                    path: delta.to_path_buf(),
+                })
+            } else {
+                Ok(())
+            }
+        }
+        Err(source) => Err(WorkspaceError::io(delta, "inspect", source)),
+    }
+}
+
+/// Whether `path`, which `metadata` did not find, is a symlink to nothing. Asked again
+/// rather than inferred from "something is there now": concurrent first runs create the
+/// workspace and its `.delta/` between the two looks, and a directory is fine.
+fn is_dangling_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && std::fs::metadata(path).is_err()
+}
+
 /// The workspace at `path` for `-w PATH`: created when missing (with parents), with
 /// `.delta/VERSION` in place, returned with an absolute path.
 ///
 /// # Errors
-/// [`WorkspaceError::NotADirectory`] when `path` is a file, [`WorkspaceError::Io`] naming
-/// the path that could not be created or written.
+/// What [`check_workspace_path`] reports, and [`WorkspaceError::PermissionDenied`] /
+/// [`WorkspaceError::Io`] naming the path that could not be created or written.
 pub fn ensure_workspace(path: &Path) -> Result<Workspace, WorkspaceError> {
-    if path.exists() && !path.is_dir() {
-        return Err(WorkspaceError::NotADirectory {
-            path: path.to_path_buf(),
-        });
-    }
-    std::fs::create_dir_all(path).map_err(|source| WorkspaceError::Io {
-        path: path.to_path_buf(),
-        action: "create directory",
-        source,
-    })?;
+    check_workspace_path(path)?;
+    std::fs::create_dir_all(path)
+        .map_err(|source| WorkspaceError::io(path, "create directory", source))?;
     let workspace = Workspace::existing(path)?;
     init_delta_dir(&workspace.root)?;
     Ok(workspace)
@@ -139,24 +282,17 @@ pub fn ensure_workspace(path: &Path) -> Result<Workspace, WorkspaceError> {
 /// alone (it records the layout the workspace was created with).
 fn init_delta_dir(root: &Path) -> Result<(), WorkspaceError> {
     let delta = root.join(DELTA_DIR);
-    std::fs::create_dir_all(&delta).map_err(|source| WorkspaceError::Io {
-        path: delta.clone(),
-        action: "create directory",
-        source,
-    })?;
+    check_delta_dir(&delta)?;
+    std::fs::create_dir_all(&delta)
+        .map_err(|source| WorkspaceError::io(&delta, "create directory", source))?;
     let version = delta.join(VERSION_FILE);
     if version.exists() {
         return Ok(());
     }
     // Atomic replace: concurrent first runs in one workspace write the same content, and a
     // reader never sees a half-written file.
-    write_atomic(&version, format!("{LAYOUT_VERSION}\n").as_bytes()).map_err(|source| {
-        WorkspaceError::Io {
-            path: version.clone(),
-            action: "write",
-            source,
-        }
-    })
+    write_atomic(&version, format!("{LAYOUT_VERSION}\n").as_bytes())
+        .map_err(|source| WorkspaceError::io(&version, "write", source))
 }
 
 /// One of an agent's numbered workspaces.
@@ -190,27 +326,20 @@ pub fn parse_workspace_name(name: &str) -> Option<u32> {
 /// none).
 ///
 /// # Errors
-/// [`WorkspaceError::Io`] when `workspaces/` cannot be listed.
+/// [`WorkspaceError::Io`] or [`WorkspaceError::PermissionDenied`] when `workspaces/`
+/// cannot be listed.
 pub fn list_workspaces(agent_home: &Path) -> Result<Vec<AgentWorkspace>, WorkspaceError> {
     let dir = workspaces_dir(agent_home)?;
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
-            return Err(WorkspaceError::Io {
-                path: dir,
-                action: "list",
-                source,
-            });
+            return Err(WorkspaceError::io(&dir, "list", source));
         }
     };
     let mut found = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|source| WorkspaceError::Io {
-            path: dir.clone(),
-            action: "list",
-            source,
-        })?;
+        let entry = entry.map_err(|source| WorkspaceError::io(&dir, "list", source))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(number) = parse_workspace_name(&name) else {
             continue;
@@ -236,14 +365,12 @@ pub fn list_workspaces(agent_home: &Path) -> Result<Vec<AgentWorkspace>, Workspa
 /// get distinct directories.
 ///
 /// # Errors
-/// [`WorkspaceError::Io`] naming the directory, [`WorkspaceError::Exhausted`].
+/// [`WorkspaceError::Io`] or [`WorkspaceError::PermissionDenied`] naming the directory,
+/// [`WorkspaceError::Exhausted`].
 pub fn create_next_workspace(agent_home: &Path) -> Result<AgentWorkspace, WorkspaceError> {
     let dir = workspaces_dir(agent_home)?;
-    std::fs::create_dir_all(&dir).map_err(|source| WorkspaceError::Io {
-        path: dir.clone(),
-        action: "create directory",
-        source,
-    })?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|source| WorkspaceError::io(&dir, "create directory", source))?;
     let highest = highest_number(&dir)?;
     for number in (highest + 1..).take(MAX_ALLOCATION_ATTEMPTS as usize) {
         let id = workspace_name(number);
@@ -255,11 +382,7 @@ pub fn create_next_workspace(agent_home: &Path) -> Result<AgentWorkspace, Worksp
             }
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
             Err(source) => {
-                return Err(WorkspaceError::Io {
-                    path,
-                    action: "create directory",
-                    source,
-                });
+                return Err(WorkspaceError::io(&path, "create directory", source));
             }
         }
     }
@@ -268,11 +391,7 @@ pub fn create_next_workspace(agent_home: &Path) -> Result<AgentWorkspace, Worksp
 
 /// The highest `W…` number among the entries (files too: their names are taken).
 fn highest_number(dir: &Path) -> Result<u32, WorkspaceError> {
-    let io_err = |source| WorkspaceError::Io {
-        path: dir.to_path_buf(),
-        action: "list",
-        source,
-    };
+    let io_err = |source| WorkspaceError::io(dir, "list", source);
     let mut highest = 0;
     for entry in std::fs::read_dir(dir).map_err(io_err)? {
         let entry = entry.map_err(io_err)?;
@@ -302,30 +421,19 @@ pub fn last_used(agent_home: &Path) -> Option<AgentWorkspace> {
 /// Records `workspace_id` (e.g. `W003`) in `workspaces/LAST_USED`, atomically.
 ///
 /// # Errors
-/// [`WorkspaceError::Io`] naming the file.
+/// [`WorkspaceError::Io`] or [`WorkspaceError::PermissionDenied`] naming the file.
 pub fn set_last_used(agent_home: &Path, workspace_id: &str) -> Result<(), WorkspaceError> {
     let dir = workspaces_dir(agent_home)?;
-    std::fs::create_dir_all(&dir).map_err(|source| WorkspaceError::Io {
-        path: dir.clone(),
-        action: "create directory",
-        source,
-    })?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|source| WorkspaceError::io(&dir, "create directory", source))?;
     let path = dir.join(LAST_USED_FILE);
-    write_atomic(&path, format!("{workspace_id}\n").as_bytes()).map_err(|source| {
-        WorkspaceError::Io {
-            path,
-            action: "write",
-            source,
-        }
-    })
+    write_atomic(&path, format!("{workspace_id}\n").as_bytes())
+        .map_err(|source| WorkspaceError::io(&path, "write", source))
 }
 
 /// `{agent_home}/workspaces`, absolute so that returned workspace paths are absolute.
 fn workspaces_dir(agent_home: &Path) -> Result<PathBuf, WorkspaceError> {
-    let home = std::path::absolute(agent_home).map_err(|source| WorkspaceError::Io {
-        path: agent_home.to_path_buf(),
-        action: "resolve",
-        source,
-    })?;
+    let home = std::path::absolute(agent_home)
+        .map_err(|source| WorkspaceError::io(agent_home, "resolve", source))?;
     Ok(home.join(WORKSPACES_DIR))
 }

@@ -17,10 +17,21 @@ root="$(cd "$here/../.." && pwd)"
 
 if [[ -z "${DELTA_BIN:-}" || -z "${MOCK_LLM_BIN:-}" ]]; then
   echo "==> building delta and mock-llm (cargo build)" >&2
-  cargo build --quiet --manifest-path "$root/Cargo.toml" --bin delta --bin mock-llm >&2
-  DELTA_BIN="${DELTA_BIN:-$root/target/debug/delta}"
-  MOCK_LLM_BIN="${MOCK_LLM_BIN:-$root/target/debug/mock-llm}"
+  # The binaries live in two packages (delta-engine, mock-llm): `--bin mock-llm` alone
+  # only looks in the root package, so every package's binaries are asked for.
+  # tests/e2e/demo.rs checks these arguments against cargo's target selection.
+  cargo build --quiet --manifest-path "$root/Cargo.toml" --workspace --bins >&2
+  # Wherever cargo puts them: CARGO_TARGET_DIR or build.target-dir may move target/.
+  metadata="$(cargo metadata --quiet --format-version 1 --no-deps --manifest-path "$root/Cargo.toml")"
+  target_dir="$(printf '%s' "$metadata" | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
+  if [[ -z "$target_dir" ]]; then
+    echo "cannot find cargo's target directory in \`cargo metadata\`" >&2
+    exit 1
+  fi
+  DELTA_BIN="${DELTA_BIN:-$target_dir/debug/delta}"
+  MOCK_LLM_BIN="${MOCK_LLM_BIN:-$target_dir/debug/mock-llm}"
 fi
+echo "==> using $DELTA_BIN and $MOCK_LLM_BIN" >&2
 
 demo_dir="${DEMO_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/delta-demo.XXXXXX")}"
 mkdir -p "$demo_dir"

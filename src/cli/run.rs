@@ -2,8 +2,8 @@
 //! seed 002 §3–§5).
 //!
 //! Nothing is created before every input is validated: arguments (the run id's syntax
-//! included), the agent's configuration (exit 126), the credentials (exit 126), the LLM
-//! settings from the environment. Then, in order: the workspace (`-w PATH`, created when
+//! included), the agent's configuration (exit 126), the `-w` path (exit 126), the
+//! credentials (exit 126), the LLM settings from the environment. Then, in order: the workspace (`-w PATH`, created when
 //! missing, or the agent's `workspaces/W00N`), the configuration reloaded with `${CWD}` =
 //! the workspace, the run directory (one atomic `mkdir`: a taken `--run-id` fails here,
 //! exit 1, with nothing else created), lock, metadata, RUN_START, the loop, the final
@@ -29,8 +29,8 @@ use crate::run::{RunId, RunStateError};
 use crate::secrets::Redactor;
 use crate::tool::{DEFAULT_OUTPUT_LIMIT, OutputPolicy};
 use crate::workspace::{
-    WORKSPACES_DIR, create_next_workspace, ensure_workspace, last_used, parse_workspace_name,
-    set_last_used,
+    WORKSPACES_DIR, WorkspaceError, check_workspace_path, create_next_workspace, ensure_workspace,
+    last_used, parse_workspace_name, set_last_used,
 };
 
 /// How many generated ids are tried before a collision is reported.
@@ -54,8 +54,8 @@ pub(super) const LONG_ABOUT: &str = "Start a new run of an agent and drive it un
         disk. Everything the run did is in WORKSPACE/.delta/RUN_ID/ (journal.jsonl, \
         metadata.json, engine.log, io/).\n\n\
         Exit codes: 0 COMPLETED, 1 FAILED or iteration budget spent, 101 waiting for an \
-        answer (ask_human), 126 configuration error, 130 interrupted (SIGINT/SIGTERM), \
-        2 usage.";
+        answer (ask_human), 126 configuration or permission error, 130 interrupted \
+        (SIGINT/SIGTERM), 2 usage.";
 
 /// Arguments of `delta run`.
 #[derive(Debug, Args)]
@@ -99,8 +99,8 @@ pub struct RunArgs {
     #[arg(short, long)]
     yes: bool,
 
-    /// Use this run id instead of a generated one ([A-Za-z0-9][A-Za-z0-9._-]{0,127}); it
-    /// must not exist in the workspace.
+    /// Use this run id instead of a generated one ([A-Za-z0-9][A-Za-z0-9._-]{0,127}, not
+    /// VERSION, LATEST or runs); it must not exist in the workspace.
     #[arg(long, value_name = "ID", value_parser = parse_run_id)]
     run_id: Option<RunId>,
 
@@ -153,6 +153,15 @@ pub enum RunError {
     /// Reading the answer to the workspace question failed.
     #[error("cannot read the answer from standard input: {0}")]
     Prompt(#[source] std::io::Error),
+    /// The workspace question got no answer it understood, [`MAX_QUESTIONS`] times.
+    #[error(
+        "no clear answer to \"Reuse workspace {previous}?\" after {MAX_QUESTIONS} tries; \
+         nothing was created"
+    )]
+    NoAnswer {
+        /// The workspace offered.
+        previous: String,
+    },
     /// The run cannot be created or recorded (the id is taken, the disk refuses).
     #[error(transparent)]
     Engine(#[from] engine::EngineError),
@@ -165,14 +174,26 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// 126 for what the user must configure, 1 for the rest.
+    /// 126 for what the user must configure or grant (a usable workspace included), 2
+    /// when the workspace question got no usable answer, 1 for the rest.
     pub(super) fn exit(&self) -> Exit {
         match self {
             RunError::Credentials(_) | RunError::Setting { .. } | RunError::Fsync(_) => {
                 Exit::Config
             }
+            RunError::Workspace(error) => match error {
+                WorkspaceError::PermissionDenied { .. }
+                | WorkspaceError::NotFound { .. }
+                | WorkspaceError::NotADirectory { .. }
+                | WorkspaceError::ParentNotADirectory { .. }
+                | WorkspaceError::DeltaNotADirectory { .. } => Exit::Config,
+                WorkspaceError::Io { .. } | WorkspaceError::Exhausted { .. } => Exit::Failure,
+            },
+            RunError::Engine(engine::EngineError::RunState(RunStateError::Io {
+                source, ..
+            })) if is_permission(source) => Exit::Config,
+            RunError::NoAnswer { .. } => Exit::Usage,
             RunError::Client(_)
-            | RunError::Workspace(_)
             | RunError::Prompt(_)
             | RunError::Engine(_)
             | RunError::Runtime(_)
@@ -187,15 +208,30 @@ impl RunError {
                 Some(format!("fix {variable}, or unset it for the default"))
             }
             RunError::Engine(engine::EngineError::RunState(RunStateError::RunExists {
+                run_id,
+                workspace,
+            })) => Some(format!(
+                "choose another --run-id, or resume that run with `delta continue --run-id \
+                 {run_id} -w {}`",
+                workspace.display()
+            )),
+            RunError::Workspace(error) => error.help(),
+            RunError::NoAnswer { previous } => Some(format!(
+                "answer y (reuse {previous}) or n (a new workspace); -y always creates a new \
+                 one and -w PATH names the workspace, both without asking"
+            )),
+            RunError::Engine(engine::EngineError::RunState(RunStateError::Io {
+                path,
+                source,
                 ..
-            })) => Some(
-                "choose another --run-id, or resume that run with `delta continue --run-id ID`"
-                    .to_owned(),
-            ),
+            })) if is_permission(source) => Some(format!(
+                "check the permissions of {} (the workspace's .delta/ must be writable), or \
+                 pass a workspace you can write to with -w",
+                path.display()
+            )),
             RunError::Credentials(_)
             | RunError::Fsync(_)
             | RunError::Client(_)
-            | RunError::Workspace(_)
             | RunError::Prompt(_)
             | RunError::Engine(_)
             | RunError::Runtime(_)
@@ -210,6 +246,11 @@ impl RunArgs {
         let agent = config::load_agent(&self.agent, &cwd)?;
         for warning in &agent.warnings {
             render::warning(warning);
+        }
+        // Before the credentials, which read `-w`'s .env: a file given as `-w` is reported
+        // as such, not as an unreadable `afile/.env`.
+        if let Some(dir) = &self.work_dir {
+            check_workspace_path(dir).map_err(RunError::from)?;
         }
         // Only the layers known before the workspace exists (its own .env is read again
         // below): a missing key must fail before anything is created.
@@ -309,7 +350,13 @@ impl RunArgs {
         // As `delta init`: a question needs someone to read it and someone to answer.
         let ask = !self.yes && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         let reuse = match last_used(&agent.home) {
-            Some(previous) if ask && ask_reuse(&previous.id)? => Some(previous),
+            Some(previous) if ask => {
+                let mut stdin = std::io::stdin().lock();
+                match ask_reuse(&previous.id, &mut stdin, &mut anstream::stderr())? {
+                    Reuse::Last => Some(previous),
+                    Reuse::New => None,
+                }
+            }
             Some(_) | None => None,
         };
         let workspace = match reuse {
@@ -339,19 +386,74 @@ fn numbered_id(agent_home: &Path, path: &Path) -> Option<String> {
     (parent == workspaces && parse_workspace_name(name).is_some()).then(|| name.to_owned())
 }
 
-/// Asks on stderr whether to reuse `previous`; an empty answer means yes.
-fn ask_reuse(previous: &str) -> Result<bool, RunError> {
-    render::stderr(&format!(
-        "Reuse workspace {previous} (last used)? [Y/n, n creates a new one] "
-    ));
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(RunError::Prompt)?;
-    let answer = answer.trim().to_ascii_lowercase();
-    Ok(!matches!(answer.as_str(), "n" | "no"))
+/// The answer to the workspace question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reuse {
+    /// Run in the workspace used last.
+    Last,
+    /// Create a new numbered workspace.
+    New,
+}
+
+/// How many times the workspace question is asked before unclear answers stop the run.
+const MAX_QUESTIONS: u32 = 3;
+
+/// What an answer to the workspace question means: only explicit answers count (Enter
+/// alone takes the default shown in capitals, reuse), and `None` asks again. Anything
+/// else used to count as "reuse", so a typo such as `nw` ran in the old workspace.
+fn parse_reuse_answer(answer: &str) -> Option<Reuse> {
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "" | "y" | "yes" | "r" | "reuse" => Some(Reuse::Last),
+        "n" | "no" | "new" => Some(Reuse::New),
+        _ => None,
+    }
+}
+
+/// Asks on `output` whether to reuse workspace `previous`, reading answers from `input`.
+///
+/// End of input means nobody is there to answer: a new workspace, as without a terminal.
+/// After [`MAX_QUESTIONS`] unclear answers nothing is guessed: [`RunError::NoAnswer`],
+/// with nothing created.
+fn ask_reuse(
+    previous: &str,
+    input: &mut impl BufRead,
+    output: &mut impl Write,
+) -> Result<Reuse, RunError> {
+    // The question goes to stderr; when that fails there is nowhere to report it, and the
+    // answer is still read.
+    let mut say = |text: String| {
+        let _ = output
+            .write_all(text.as_bytes())
+            .and_then(|()| output.flush());
+    };
+    for _ in 0..MAX_QUESTIONS {
+        say(format!(
+            "Reuse workspace {previous} (last used)? [Y/n: y reuses it, n creates a new one] "
+        ));
+        let mut answer = String::new();
+        if input.read_line(&mut answer).map_err(RunError::Prompt)? == 0 {
+            say("\nNo answer (end of input): creating a new workspace.\n".to_owned());
+            return Ok(Reuse::New);
+        }
+        match parse_reuse_answer(&answer) {
+            Some(reuse) => return Ok(reuse),
+            None => say(format!(
+                "Please answer y (reuse {previous}) or n (create a new workspace).\n"
+            )),
+        }
+    }
+    Err(RunError::NoAnswer {
+        previous: previous.to_owned(),
+    })
+}
+
+/// The OS refused: no permission, or a read-only file system (exit 126, as the user must
+/// grant access or choose another place).
+fn is_permission(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 pub(super) fn env_var(name: &str) -> Option<String> {
@@ -444,6 +546,99 @@ mod tests {
         assert_eq!(settings.max_attempts, 3);
         assert_eq!(settings.backoff_base, Duration::ZERO);
         assert_eq!(settings.request_timeout, Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn only_explicit_answers_decide_the_workspace_question() {
+        for answer in [
+            "", "\n", "y\n", "Y", "yes", " YES \n", "r", "reuse\n", "Reuse",
+        ] {
+            assert_eq!(parse_reuse_answer(answer), Some(Reuse::Last), "{answer:?}");
+        }
+        for answer in ["n", "N\n", "no", "No\n", "new", " NEW "] {
+            assert_eq!(parse_reuse_answer(answer), Some(Reuse::New), "{answer:?}");
+        }
+        for answer in ["nw", "yes please", "0", "q", "W001", "y n", "nope"] {
+            assert_eq!(parse_reuse_answer(answer), None, "{answer:?}");
+        }
+    }
+
+    /// The question asked with `input` as the terminal: the decision and what was shown.
+    fn ask(input: &str) -> (Result<Reuse, RunError>, String) {
+        let mut shown = Vec::new();
+        let decision = ask_reuse("W003", &mut std::io::Cursor::new(input), &mut shown);
+        (decision, String::from_utf8(shown).unwrap())
+    }
+
+    const QUESTION: &str =
+        "Reuse workspace W003 (last used)? [Y/n: y reuses it, n creates a new one] ";
+    const AGAIN: &str = "Please answer y (reuse W003) or n (create a new workspace).\n";
+
+    #[test]
+    fn an_unclear_answer_is_met_with_the_question_again() {
+        let (decision, shown) = ask("nw\nn\n");
+        assert_eq!(decision.unwrap(), Reuse::New);
+        assert_eq!(shown, format!("{QUESTION}{AGAIN}{QUESTION}"));
+        let (decision, _) = ask("\n");
+        assert_eq!(decision.unwrap(), Reuse::Last);
+    }
+
+    #[test]
+    fn end_of_input_creates_a_new_workspace() {
+        let (decision, shown) = ask("");
+        assert_eq!(decision.unwrap(), Reuse::New);
+        assert_eq!(
+            shown,
+            format!("{QUESTION}\nNo answer (end of input): creating a new workspace.\n")
+        );
+        let (decision, _) = ask("what\n");
+        assert_eq!(decision.unwrap(), Reuse::New);
+    }
+
+    #[test]
+    fn three_unclear_answers_stop_the_run_without_guessing() {
+        let (decision, shown) = ask("a\nb\nc\ny\n");
+        let error = decision.unwrap_err();
+        assert_eq!(shown, format!("{QUESTION}{AGAIN}").repeat(3));
+        assert_eq!(
+            error.to_string(),
+            "no clear answer to \"Reuse workspace W003?\" after 3 tries; nothing was created"
+        );
+        assert_eq!(error.exit(), Exit::Usage);
+        assert!(
+            error
+                .help()
+                .unwrap()
+                .starts_with("answer y (reuse W003) or n")
+        );
+    }
+
+    #[test]
+    fn the_os_refusing_the_run_directory_is_a_permission_error() {
+        let run_dir = |kind| {
+            RunError::Engine(engine::EngineError::RunState(RunStateError::Io {
+                path: PathBuf::from("/w/.delta/r1"),
+                action: "create directory",
+                source: std::io::Error::from(kind),
+            }))
+        };
+        for kind in [
+            std::io::ErrorKind::PermissionDenied,
+            std::io::ErrorKind::ReadOnlyFilesystem,
+        ] {
+            let error = run_dir(kind);
+            assert_eq!(error.exit(), Exit::Config);
+            assert!(
+                error
+                    .help()
+                    .unwrap()
+                    .starts_with("check the permissions of /w/.delta/r1 "),
+                "{error:?}"
+            );
+        }
+        let full = run_dir(std::io::ErrorKind::StorageFull);
+        assert_eq!(full.exit(), Exit::Failure);
+        assert_eq!(full.help(), None);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde_saphyr::{Location, MessageFormatter, UserMessageFormatter};
+use serde_saphyr::budget::BudgetBreach;
+use serde_saphyr::{Budget, Location, MessageFormatter, UserMessageFormatter};
 
 use super::suggest;
 
@@ -143,6 +144,15 @@ fn explain(
             ),
             None,
         )
+    } else if let serde_saphyr::Error::Budget { breach, .. } = original {
+        (budget_message(breach, original), Some(budget_help()))
+    } else if let serde_saphyr::Error::RecursiveReferencesRequireWeakTypes { .. } = original {
+        (
+            "recursive alias: an alias (`*name`) is used inside the value of its own anchor \
+             (`&name`), which would make an endless value"
+                .to_owned(),
+            Some("write the value out, or alias only values that are complete".to_owned()),
+        )
     } else if let serde_saphyr::Error::ExternalMessage { msg, .. } = original {
         let help = if msg.contains("tab") {
             "YAML does not allow tabs for indentation; indent with spaces"
@@ -161,6 +171,34 @@ fn explain(
             (text, None)
         }
     }
+}
+
+/// What limit a YAML document broke: the parser bounds nesting, size and alias expansion
+/// so that no file (an "alias bomb" among them) can exhaust memory or the stack.
+fn budget_message(breach: &BudgetBreach, original: &serde_saphyr::Error) -> String {
+    let limits = Budget::default();
+    if let BudgetBreach::Depth { .. } = breach {
+        format!(
+            "YAML nested too deeply (more than {} levels)",
+            limits.max_depth
+        )
+    } else if let BudgetBreach::Nodes { .. } = breach {
+        format!("YAML too large (more than {} values)", limits.max_nodes)
+    } else if let BudgetBreach::Aliases { .. } | BudgetBreach::AliasAnchorRatio { .. } = breach {
+        "YAML aliases (`*name`) expand to too much".to_owned()
+    } else {
+        sanitize(&UserMessageFormatter.format_message(original))
+    }
+}
+
+fn budget_help() -> String {
+    let limits = Budget::default();
+    format!(
+        "configuration files are read with limits that protect against runaway YAML (at \
+         most {} levels of nesting, {} values, {} aliases); write the content out plainly, \
+         or move tools into imported files",
+        limits.max_depth, limits.max_nodes, limits.max_aliases
+    )
 }
 
 /// "unknown key `x`; did you mean `y`?" plus the list of valid keys.

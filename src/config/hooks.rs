@@ -146,6 +146,9 @@ pub fn parse_hooks_yaml(
 
 /// Validate a hook map read from `file`.
 pub(crate) fn from_map(map: HookMap, file: &Path, vars: &EngineVars) -> Result<Hooks, ConfigError> {
+    if let Some(key) = map.unknown.first() {
+        return Err(unknown_hook(&key.value, file).at(key.referenced));
+    }
     let mut specs = BTreeMap::new();
     let mut seen: BTreeMap<HookName, String> = BTreeMap::new();
     for (key, hook) in map.entries {

@@ -193,8 +193,19 @@ fn system_prompt(
 ) -> Result<PathBuf, ConfigError> {
     let written = configured.map_or(DEFAULT_SYSTEM_PROMPT, |s| s.value.as_str());
     let path = vars::resolve_path(vars, written, home);
-    if path.is_file() {
-        return Ok(path);
+    if let Ok(metadata) = std::fs::metadata(&path) {
+        // The context builder reads it (through context.yaml): a FIFO would block the run.
+        return match yaml::check_regular(&path, &metadata) {
+            Ok(()) => Ok(path),
+            Err(error) => Err(match configured {
+                Some(configured) => ConfigError {
+                    file: config_file.to_path_buf(),
+                    ..error
+                }
+                .at(configured.referenced),
+                None => error,
+            }),
+        };
     }
     let mut error = ConfigError::new(
         config_file,

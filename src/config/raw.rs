@@ -16,7 +16,6 @@ use serde_saphyr::Spanned;
 
 use super::context::OnMissing;
 use super::hooks::HookName;
-use super::yaml::KeyedMap;
 use crate::tool::ToolDef;
 
 /// An agent definition: `agent.yaml` in the agent directory (`config.yaml` is the
@@ -173,43 +172,66 @@ pub type HooksYaml = HookMap;
 pub struct HookMap {
     /// Entries in document order; `lifecycle_hooks:` wrappers are flattened into it.
     pub entries: Vec<(Spanned<String>, Spanned<HookYaml>)>,
+    /// Keys that name no hook, in document order. Their values are not read: whether
+    /// `x: 1` is a badly written hook cannot be judged without knowing which hook was
+    /// meant, and "unknown hook" with the valid names is the useful error.
+    pub unknown: Vec<Spanned<String>>,
 }
 
 /// The wrapper key accepted around the hook map, as in the seed's own examples.
 pub(crate) const HOOKS_WRAPPER: &str = "lifecycle_hooks";
 
-impl<'de> Deserialize<'de> for HookMap {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct HookMapVisitor;
+/// Reads a hook map; `wrapper` says whether `lifecycle_hooks:` may wrap it (only at the
+/// top).
+struct HookMapVisitor {
+    wrapper: bool,
+}
 
-        impl<'de> Visitor<'de> for HookMapVisitor {
-            type Value = HookMap;
+impl<'de> Visitor<'de> for HookMapVisitor {
+    type Value = HookMap;
 
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a mapping from hook name to `{command: [...]}`")
-            }
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a mapping from hook name to `{command: [...]}`")
+    }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HookMap, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(key) = map.next_key::<Spanned<String>>()? {
-                    if key.value == HOOKS_WRAPPER {
-                        let inner = map.next_value::<KeyedMap<Spanned<HookYaml>>>()?;
-                        entries.extend(inner.0);
-                    } else {
-                        entries.push((key, map.next_value()?));
-                    }
-                }
-                Ok(HookMap { entries })
-            }
-
-            // An empty hooks.yaml (or one with only comments) configures no hooks.
-            fn visit_unit<E: serde::de::Error>(self) -> Result<HookMap, E> {
-                Ok(HookMap::default())
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HookMap, A::Error> {
+        let mut hooks = HookMap::default();
+        while let Some(key) = map.next_key::<Spanned<String>>()? {
+            if self.wrapper && key.value == HOOKS_WRAPPER {
+                let inner = map.next_value::<WrappedHookMap>()?.0;
+                hooks.entries.extend(inner.entries);
+                hooks.unknown.extend(inner.unknown);
+            } else if HookName::from_name(&key.value).is_some() {
+                hooks.entries.push((key, map.next_value()?));
+            } else {
+                map.next_value::<IgnoredAny>()?;
+                hooks.unknown.push(key);
             }
         }
+        Ok(hooks)
+    }
 
+    // An empty hooks.yaml (or one with only comments) configures no hooks.
+    fn visit_unit<E: serde::de::Error>(self) -> Result<HookMap, E> {
+        Ok(HookMap::default())
+    }
+}
+
+impl<'de> Deserialize<'de> for HookMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         // `any` rather than `map`: only `any` lets a null document reach `visit_unit`.
-        deserializer.deserialize_any(HookMapVisitor)
+        deserializer.deserialize_any(HookMapVisitor { wrapper: true })
+    }
+}
+
+/// The hook map inside `lifecycle_hooks:`, where the wrapper is not accepted again.
+struct WrappedHookMap(HookMap);
+
+impl<'de> Deserialize<'de> for WrappedHookMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(HookMapVisitor { wrapper: false })
+            .map(WrappedHookMap)
     }
 }
 

@@ -2,7 +2,9 @@
 //! keep their source locations.
 
 use std::fmt;
+use std::io::Read as _;
 use std::marker::PhantomData;
+use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
 use std::path::Path;
 
 use serde::Deserialize;
@@ -27,11 +29,26 @@ pub(crate) fn is_blank(text: &str) -> bool {
 }
 
 /// Read a configuration file as UTF-8 text.
+///
+/// Only a regular file (or a symlink to one) is read: a FIFO would block the read until
+/// something writes to it, a device could stream forever, and a directory fails with a
+/// confusing OS message. The type is checked before opening, and again on the open file
+/// (opened non-blocking, so that a FIFO swapped in meanwhile cannot block the open).
 pub(crate) fn read(file: &Path) -> Result<String, ConfigError> {
-    let bytes = std::fs::read(file).map_err(|err| {
+    let unreadable = |err: std::io::Error| {
         ConfigError::new(file, format!("cannot read {}: {err}", file.display()))
             .help("check that the file exists and is readable")
-    })?;
+    };
+    let metadata = std::fs::metadata(file).map_err(unreadable)?;
+    check_regular(file, &metadata)?;
+    let mut opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(file)
+        .map_err(unreadable)?;
+    check_regular(file, &opened.metadata().map_err(unreadable)?)?;
+    let mut bytes = Vec::new();
+    opened.read_to_end(&mut bytes).map_err(unreadable)?;
     String::from_utf8(bytes).map_err(|err| {
         ConfigError::new(
             file,
@@ -43,6 +60,42 @@ pub(crate) fn read(file: &Path) -> Result<String, ConfigError> {
         )
         .help("save the file as UTF-8")
     })
+}
+
+/// A configuration file must be a regular file (`metadata` follows symlinks).
+pub(crate) fn check_regular(file: &Path, metadata: &std::fs::Metadata) -> Result<(), ConfigError> {
+    if metadata.is_file() {
+        return Ok(());
+    }
+    Err(ConfigError::new(
+        file,
+        format!(
+            "{} is {}, not a regular file",
+            file.display(),
+            file_kind(&metadata.file_type())
+        ),
+    )
+    .help(format!(
+        "replace {} with a regular file (or a symlink to one)",
+        file.display()
+    )))
+}
+
+/// How a file type is called in messages.
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "something else"
+    }
 }
 
 /// Whether anything (even a dangling symlink) exists at `path`: such a file must be read

@@ -11,11 +11,28 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// Longest accepted run id, in bytes (all accepted characters are ASCII).
 pub const MAX_RUN_ID_LEN: usize = 128;
 
+/// Names that `.delta/` keeps for itself, with why, compared in any letter case (on a
+/// case-insensitive file system `version` is `VERSION`). A run directory of that name
+/// would collide with the file, and `--run-id VERSION` was reported as "run VERSION
+/// already exists".
+const RESERVED: [(&str, &str); 3] = [
+    (
+        "VERSION",
+        ".delta/VERSION is the workspace's layout version file",
+    ),
+    (
+        "LATEST",
+        ".delta/LATEST is the last-run pointer of the v1.x layout",
+    ),
+    ("runs", ".delta/runs/ holds the runs of the v1.x layout"),
+];
+
 /// A run id that is safe to use as a single path component under `.delta/`.
 ///
 /// Accepted ids match `[A-Za-z0-9][A-Za-z0-9._-]{0,127}`: no `/`, no leading `.` (so no
-/// `..`, no hidden directories), no whitespace or control characters. UUIDs and the
-/// generated `20251014_043012_a1b2c3` form both fit.
+/// `..`, no hidden directories), no whitespace or control characters; and they are not
+/// one of the names `.delta/` keeps for itself (`VERSION`, `LATEST`, `runs`, in any letter
+/// case). UUIDs and the generated `20251014_043012_a1b2c3` form both fit.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RunId(String);
 
@@ -60,6 +77,12 @@ impl RunId {
                 "it is {} characters long (at most {MAX_RUN_ID_LEN})",
                 id.len()
             )));
+        }
+        if let Some((_, why)) = RESERVED
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(id))
+        {
+            return Err(reject(format!("it is reserved: {why}")));
         }
         Ok(Self(id.to_owned()))
     }

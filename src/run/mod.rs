@@ -51,12 +51,8 @@ pub enum RunStateError {
         #[source]
         source: serde_json::Error,
     },
-    /// `--run-id` names a run that already exists.
-    #[error(
-        "run {run_id} already exists in {}; choose another --run-id, or resume it with \
-         `delta continue --run-id {run_id}`",
-        workspace.display()
-    )]
+    /// `--run-id` names a run that already exists. The fix is the CLI's help line.
+    #[error("run {run_id} already exists in {}", workspace.display())]
     RunExists {
         /// The id asked for.
         run_id: RunId,

@@ -191,7 +191,9 @@ impl Test {
             .expect("start the delta binary")
     }
 
-    fn command(&self) -> Command {
+    /// The configured process, for tests that wire its standard streams themselves (a
+    /// pseudo-terminal, say).
+    pub fn command(&self) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_delta"));
         command.args(&self.args).current_dir(&self.current_dir);
         for key in SCRUBBED_ENV {

@@ -1,6 +1,6 @@
 //! `delta tool expand`: the examples' expansions (snapshots), and configuration errors.
 
-use crate::harness::{ROOT, Test};
+use crate::harness::{ROOT, Stdin, Test};
 
 fn expand_example(name: &str) {
     let run = Test::new()
@@ -158,4 +158,23 @@ fn readme_tool_examples_load() {
         .code(0)
         .stderr_is("")
         .stdout_has("- name: grep_context\n");
+}
+
+// A FIFO named hooks.yaml made `delta tool expand` wait forever for a writer.
+#[test]
+fn a_fifo_as_a_configuration_file_exits_126_at_once() {
+    let test = Test::new().agent("bot", "name: bot\nllm:\n  model: gpt-4o-mini\n");
+    let hooks = test.path().canonicalize().unwrap().join("bot/hooks.yaml");
+    nix::unistd::mkfifo(&hooks, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    test.args(["tool", "expand", "bot"])
+        // Only for the harness's hang guard: a regression fails instead of blocking.
+        .stdin(Stdin::Open)
+        .run()
+        .code(126)
+        .stdout_is("")
+        .stderr_is(&format!(
+            "error: {0} is a named pipe (FIFO), not a regular file\n  --> {0}\n  \
+             = help: replace {0} with a regular file (or a symlink to one)\n",
+            hooks.display()
+        ));
 }

@@ -428,3 +428,191 @@ fn a_null_value_names_its_key() {
     let error = assert_error_snapshot!(dir);
     assert_eq!((error.line, error.column), (Some(1), Some(9)));
 }
+
+/// Loads `dir` on another thread: a loader that opens a FIFO blocks until a writer
+/// appears, which must fail this test rather than hang the suite.
+fn error_without_blocking(dir: AgentDir) -> delta_engine::config::ConfigError {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sender.send(dir.load().map(|agent| agent.name)));
+    match receiver.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(Ok(name)) => panic!("expected a configuration error, loaded agent {name}"),
+        Ok(Err(error)) => error,
+        Err(_) => panic!("loading the agent blocked (reading a FIFO?)"),
+    }
+}
+
+// A FIFO named agent.yaml (or any configuration file) made `delta tool expand` and `delta
+// run` hang on the read; a device or a directory failed with a raw OS message.
+#[test]
+fn a_configuration_file_that_is_a_fifo_is_refused_without_reading_it() {
+    for name in [
+        "agent.yaml",
+        "context.yaml",
+        "hooks.yaml",
+        "system_prompt.md",
+    ] {
+        let dir = AgentDir::new();
+        let path = dir.path(name);
+        let _ = std::fs::remove_file(&path);
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+        let error = error_without_blocking(dir);
+        assert_eq!(
+            error.message,
+            format!(
+                "{} is a named pipe (FIFO), not a regular file",
+                path.display()
+            )
+        );
+        assert_eq!(
+            error.help.as_deref(),
+            Some(
+                format!(
+                    "replace {} with a regular file (or a symlink to one)",
+                    path.display()
+                )
+                .as_str()
+            )
+        );
+        assert_eq!(error.file, path);
+    }
+}
+
+#[test]
+fn a_directory_or_a_device_is_not_a_configuration_file() {
+    let dir = AgentDir::new();
+    std::fs::create_dir(dir.path("hooks.yaml")).unwrap();
+    assert_eq!(
+        dir.error().message,
+        format!(
+            "{} is a directory, not a regular file",
+            dir.path("hooks.yaml").display()
+        )
+    );
+
+    // Through a symlink, the target's type counts.
+    let dir = AgentDir::new()
+        .remove("context.yaml")
+        .symlink("/dev/null", "context.yaml");
+    assert_eq!(
+        dir.error().message,
+        format!(
+            "{} is a character device, not a regular file",
+            dir.path("context.yaml").display()
+        )
+    );
+
+    // A configured system prompt that is not a file points at the `system_prompt:` key.
+    let dir = AgentDir::new().file(
+        "agent.yaml",
+        &format!("{AGENT_YAML}system_prompt: prompts\n"),
+    );
+    std::fs::create_dir(dir.path("prompts")).unwrap();
+    let error = dir.error();
+    assert_eq!(
+        error.message,
+        format!(
+            "{} is a directory, not a regular file",
+            dir.path("prompts").display()
+        )
+    );
+    assert_eq!(error.file, dir.path("agent.yaml"));
+    assert_eq!((error.line, error.column), (Some(4), Some(16)));
+}
+
+#[test]
+fn configuration_files_may_be_symlinks_to_regular_files() {
+    let dir = AgentDir::new()
+        .file("../shared/prompt.md", "Shared prompt.\n")
+        .remove("system_prompt.md")
+        .symlink("../shared/prompt.md", "system_prompt.md")
+        .file("../shared/hooks.yaml", "on_run_end:\n  command: [true]\n")
+        .symlink("../shared/hooks.yaml", "hooks.yaml");
+    let agent = dir.agent();
+    assert_eq!(agent.system_prompt, dir.path("system_prompt.md"));
+    assert!(!agent.hooks.is_empty());
+}
+
+// `hooks_bad: 1` was reported as "expected a mapping" for `hooks_bad`: the value was
+// parsed as a hook before its name was checked.
+#[test]
+fn an_unknown_hook_is_reported_whatever_its_value() {
+    for (text, line, column) in [
+        ("hooks_bad: 1\n", 1, 1),
+        ("pre_tool_exec:\n  command: [a]\npre_tool: [x]\n", 3, 1),
+        ("lifecycle_hooks:\n  on_run_ended: nope\n", 2, 3),
+    ] {
+        let dir = AgentDir::new().file("hooks.yaml", text);
+        let error = dir.error();
+        assert!(error.message.starts_with("unknown hook `"), "{error}");
+        assert_eq!(
+            error.help.as_deref(),
+            Some(
+                "valid hooks: pre_llm_request, post_llm_response, pre_tool_execution, \
+                 post_tool_execution, on_error, on_run_end, on_iteration_start, on_iteration_end"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            (error.line, error.column),
+            (Some(line), Some(column)),
+            "{text}"
+        );
+    }
+    let dir = AgentDir::new().file("hooks.yaml", "on_run_ended: 1\n");
+    assert_eq!(
+        dir.error().message,
+        "unknown hook `on_run_ended`; did you mean `on_run_end`?"
+    );
+    // A known hook with a value of the wrong shape is still a shape error.
+    let dir = AgentDir::new().file("hooks.yaml", "on_run_end: 1\n");
+    assert!(
+        dir.error()
+            .message
+            .starts_with("invalid value for `on_run_end`"),
+        "{}",
+        dir.error()
+    );
+}
+
+const BUDGET_HELP: &str = "configuration files are read with limits that protect against \
+    runaway YAML (at most 64 levels of nesting, 250000 values, 50000 aliases); write the \
+    content out plainly, or move tools into imported files";
+
+#[test]
+fn yaml_beyond_the_parser_limits_says_which_limit_and_how_to_fix_it() {
+    let deep = format!("{AGENT_YAML}deep: {}{}\n", "[".repeat(100), "]".repeat(100));
+    let error = AgentDir::new().file("agent.yaml", &deep).error();
+    assert_eq!(
+        error.message,
+        "YAML nested too deeply (more than 64 levels)"
+    );
+    assert_eq!(error.help.as_deref(), Some(BUDGET_HELP));
+    assert_eq!(error.line, Some(4));
+
+    // A "billion laughs": each alias level multiplies the values by ten.
+    let mut bomb = format!("{AGENT_YAML}l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for level in 1..8 {
+        let row = vec![format!("*l{}", level - 1); 10].join(", ");
+        bomb.push_str(&format!("l{level}: &l{level} [{row}]\n"));
+    }
+    let error = AgentDir::new().file("agent.yaml", &bomb).error();
+    assert_eq!(error.message, "YAML too large (more than 250000 values)");
+    assert_eq!(error.help.as_deref(), Some(BUDGET_HELP));
+}
+
+#[test]
+fn a_recursive_alias_is_explained() {
+    let error = AgentDir::new()
+        .file("context.yaml", "sources: &s\n  - type: journal\n  - *s\n")
+        .error();
+    assert_eq!(
+        error.message,
+        "recursive alias: an alias (`*name`) is used inside the value of its own anchor \
+         (`&name`), which would make an endless value"
+    );
+    assert_eq!(
+        error.help.as_deref(),
+        Some("write the value out, or alias only values that are complete")
+    );
+    assert_eq!((error.line, error.column), (Some(3), Some(5)));
+}

@@ -256,9 +256,44 @@ fn a_bad_run_id_is_a_usage_error_and_a_taken_one_fails_before_touching_the_run()
         ])
         .run()
         .code(1)
-        .stdout_is("")
-        .stderr_has("job-1");
+        .stdout_is("");
+    // The fix is said once, on the help line (the message used to repeat it).
+    let workspace = run.path().canonicalize().unwrap().join("ws");
+    assert_eq!(
+        run.stderr(),
+        format!(
+            "error: run job-1 already exists in {0}\n  = help: choose another --run-id, or \
+             resume that run with `delta continue --run-id job-1 -w {0}`\n",
+            workspace.display()
+        )
+    );
     assert_eq!(run.read("ws/.delta/job-1/metadata.json"), before);
     assert_eq!(run.read("ws/.delta/job-1/journal.jsonl"), journal);
+    assert_eq!(mock.requests().len(), 1);
+}
+
+// `--run-id VERSION` was reported as "run VERSION already exists": .delta/VERSION is the
+// workspace's layout file. Such names are refused as run ids, before anything runs.
+#[test]
+fn a_run_id_naming_a_file_of_the_delta_directory_is_refused() {
+    let mock = mock("steps:\n  - message: {content: first}\n");
+    let mut run = delta(hello_world(Test::new()), &mock)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "x"])
+        .run()
+        .code(0);
+    for id in ["VERSION", "version"] {
+        run = delta(run.then(), &mock)
+            .args([
+                "run", "--agent", "agent", "-w", "ws", "-m", "x", "--run-id", id,
+            ])
+            .run()
+            .code(2)
+            .stderr_has(&format!(
+                "invalid run id \"{id}\": it is reserved: .delta/VERSION is the workspace's \
+                 layout version file; a run id is"
+            ));
+        assert!(!run.stderr().contains("already exists"), "{}", run.stderr());
+    }
+    assert_eq!(run.read("ws/.delta/VERSION"), "1.10\n");
     assert_eq!(mock.requests().len(), 1);
 }

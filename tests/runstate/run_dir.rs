@@ -33,6 +33,22 @@ fn valid_run_ids(#[case] id: &str) {
 #[case("a\\b", "it contains '\\\\'")]
 #[case("café", "it contains 'é'")]
 #[case(&"a".repeat(129), "it is 129 characters long (at most 128)")]
+#[case(
+    "VERSION",
+    "it is reserved: .delta/VERSION is the workspace's layout version file"
+)]
+#[case(
+    "Version",
+    "it is reserved: .delta/VERSION is the workspace's layout version file"
+)]
+#[case(
+    "LATEST",
+    "it is reserved: .delta/LATEST is the last-run pointer of the v1.x layout"
+)]
+#[case(
+    "runs",
+    "it is reserved: .delta/runs/ holds the runs of the v1.x layout"
+)]
 fn invalid_run_ids(#[case] id: &str, #[case] reason: &str) {
     let error = RunId::parse(id).unwrap_err();
     assert_eq!(error.reason, reason);
@@ -44,6 +60,16 @@ fn invalid_run_ids(#[case] id: &str, #[case] reason: &str) {
              20251014_043012_a1b2c3)"
         )
     );
+}
+
+#[test]
+fn the_files_of_the_delta_directory_are_not_run_ids() {
+    let error = RunId::parse(delta_engine::workspace::VERSION_FILE).unwrap_err();
+    assert!(error.reason.starts_with("it is reserved"), "{error}");
+    // Only whole names: ids that merely contain them are fine.
+    for id in ["VERSION2", "runs-1", "LATEST.x", "my-version"] {
+        RunId::parse(id).unwrap();
+    }
 }
 
 #[test]
@@ -163,11 +189,7 @@ fn create_run_makes_the_directory_tree_once() {
     assert!(matches!(error, RunStateError::RunExists { .. }));
     assert_eq!(
         error.to_string(),
-        format!(
-            "run run-1 already exists in {}; choose another --run-id, or resume it with \
-             `delta continue --run-id run-1`",
-            ws.path().display()
-        )
+        format!("run run-1 already exists in {}", ws.path().display())
     );
     assert_eq!(
         std::fs::read_to_string(paths.journal()).unwrap(),

@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 
 use delta_engine::workspace::{
-    Workspace, WorkspaceError, create_next_workspace, ensure_workspace, last_used, list_workspaces,
-    parse_workspace_name, set_last_used, workspace_name,
+    Workspace, WorkspaceError, check_workspace_path, create_next_workspace, ensure_workspace,
+    last_used, list_workspaces, parse_workspace_name, set_last_used, workspace_name,
 };
 
 #[test]
@@ -55,8 +55,12 @@ fn a_file_is_not_a_workspace() {
     assert!(matches!(error, WorkspaceError::NotADirectory { .. }));
     assert_eq!(
         error.to_string(),
+        format!("workspace {} is not a directory", file.display())
+    );
+    assert_eq!(
+        error.help().unwrap(),
         format!(
-            "workspace {} is not a directory; pass a directory with -w",
+            "pass a directory with -w (a missing one is created), or move {} away",
             file.display()
         )
     );
@@ -65,6 +69,61 @@ fn a_file_is_not_a_workspace() {
         matches!(missing, WorkspaceError::NotFound { .. }),
         "{missing}"
     );
+}
+
+#[test]
+fn a_path_under_a_file_names_the_file_and_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("f");
+    std::fs::write(&file, "").unwrap();
+    let path = file.join("a/b");
+    let error = check_workspace_path(&path).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot create workspace {}: {} is not a directory",
+            path.display(),
+            file.display()
+        )
+    );
+    assert!(matches!(
+        ensure_workspace(&path).unwrap_err(),
+        WorkspaceError::ParentNotADirectory { .. }
+    ));
+    // Missing paths under a directory are fine: they are created later.
+    check_workspace_path(&tmp.path().join("new/deep")).unwrap();
+    assert!(!tmp.path().join("new").exists());
+}
+
+#[test]
+fn a_delta_that_is_not_a_directory_is_refused_and_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let delta = tmp.path().join(".delta");
+    std::fs::write(&delta, "mine").unwrap();
+    for error in [
+        check_workspace_path(tmp.path()).unwrap_err(),
+        ensure_workspace(tmp.path()).unwrap_err(),
+    ] {
+        assert!(
+            matches!(&error, WorkspaceError::DeltaNotADirectory { path } if *path == delta),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} is not a directory; the engine keeps its runs there",
+                delta.display()
+            )
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&delta).unwrap(), "mine");
+    // A dangling symlink is not a directory either (mkdir would fail on it).
+    std::fs::remove_file(&delta).unwrap();
+    std::os::unix::fs::symlink("nowhere", &delta).unwrap();
+    assert!(matches!(
+        check_workspace_path(tmp.path()).unwrap_err(),
+        WorkspaceError::DeltaNotADirectory { .. }
+    ));
 }
 
 #[test]
@@ -116,6 +175,31 @@ fn twenty_concurrent_allocations_get_twenty_directories() {
     let ids: BTreeSet<String> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     let expected: BTreeSet<String> = (1..=20).map(workspace_name).collect();
     assert_eq!(ids, expected);
+}
+
+/// Concurrent first runs in one new `-w` workspace (the conformance scenario
+/// concurrent-runs-pause-and-continue lost a run to this): a path another process creates
+/// between two checks is not a dangling symlink.
+#[test]
+fn concurrent_first_runs_in_one_new_workspace_all_get_it() {
+    for _ in 0..30 {
+        let tmp = tempfile::tempdir().unwrap();
+        let barrier = Arc::new(Barrier::new(12));
+        let handles: Vec<_> = (0..12)
+            .map(|_| {
+                let path = tmp.path().join("ws");
+                let barrier = Arc::clone(&barrier);
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    ensure_workspace(&path).map(|ws| ws.root().to_path_buf())
+                })
+            })
+            .collect();
+        for handle in handles {
+            let root = handle.join().unwrap().unwrap_or_else(|e| panic!("{e}"));
+            assert!(root.join(".delta").is_dir());
+        }
+    }
 }
 
 #[test]

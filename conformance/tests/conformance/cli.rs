@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::support::{all_scenarios, run_runner, sibling};
+use super::support::{self, all_scenarios, run_runner, sibling};
 
 /// A fixtures directory with these scenarios (name → YAML) and an empty agent, and a
 /// schema directory whose four runner schemas accept anything.
@@ -289,7 +289,8 @@ fn a_selection_that_matches_nothing_is_a_usage_error() {
 
 #[test]
 fn list_shows_every_scenario_with_tags_and_seed() {
-    let output = run_runner(&["list"]);
+    let fixtures = support::fixtures();
+    let output = run_runner(&["list", "--fixtures", fixtures.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&output.stdout);
     for name in all_scenarios() {

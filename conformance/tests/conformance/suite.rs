@@ -1,7 +1,7 @@
 //! The whole suite against the workspace's `delta`: every scenario passes, and a second
 //! run gives the same per-scenario results.
 
-use super::support::{all_scenarios, quoted, run_suite, sibling};
+use super::support::{all_scenarios, quoted, run_suite, run_suite_with, sibling};
 
 /// Both runs go at once: they share nothing (each scenario has its own directory and
 /// mock-llm), and most of their time is the engine's retry backoff in `llm-unreachable-fails`.
@@ -25,4 +25,40 @@ fn the_built_delta_passes_every_scenario_twice_with_identical_results() {
         "every scenario is run"
     );
     assert_eq!(first.statuses, second.statuses, "{}", second.all_failures());
+}
+
+/// With `CARGO_TARGET_DIR` inside another checkout, the runner's own upward search finds
+/// that checkout's fixtures/ and schemas/ first. The tests pass this checkout's
+/// explicitly; here a copy of the runner sits in a decoy tree whose fixtures and schemas
+/// would break the run if they were used.
+#[test]
+fn the_suite_uses_this_checkouts_fixtures_wherever_the_runner_is_built() {
+    let decoy = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(decoy.path().join("fixtures/scenarios")).unwrap();
+    std::fs::write(
+        decoy.path().join("fixtures/scenarios/decoy.yaml"),
+        "not: a scenario\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(decoy.path().join("schemas")).unwrap();
+    std::fs::write(
+        decoy.path().join("schemas/metadata.schema.json"),
+        "{\"not\": {}}",
+    )
+    .unwrap();
+    let bin = decoy.path().join("target/debug");
+    std::fs::create_dir_all(&bin).unwrap();
+    let runner = bin.join("delta-conformance");
+    // A copy, not a symlink: the runner searches from its resolved executable path.
+    std::fs::copy(super::support::runner(), &runner).unwrap();
+
+    let scenario = "run-completes-on-final-message";
+    let delta = quoted(&sibling("delta"));
+    let run = run_suite_with(&runner, &delta, &["--filter", scenario]);
+    assert_eq!(
+        run.statuses,
+        [(scenario.to_owned(), "PASS".to_owned())].into(),
+        "{}",
+        run.all_failures()
+    );
 }

@@ -9,6 +9,18 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// This checkout's `fixtures/` (scenarios and agents). Always passed to the runner
+/// explicitly: its own search starts beside its executable, so with `CARGO_TARGET_DIR`
+/// inside another checkout it would test that checkout's fixtures instead.
+pub fn fixtures() -> PathBuf {
+    repo().join("fixtures")
+}
+
+/// This checkout's `schemas/`, passed explicitly for the same reason as [`fixtures`].
+pub fn schemas() -> PathBuf {
+    repo().join("schemas")
+}
+
 /// The runner under test.
 pub fn runner() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_delta-conformance"))
@@ -80,7 +92,13 @@ impl SuiteRun {
 /// Runs the suite against `implementation` (a command line) with `--format json` and the
 /// extra runner arguments (e.g. a selection).
 pub fn run_suite(implementation: &str, extra: &[&str]) -> SuiteRun {
+    run_suite_with(&runner(), implementation, extra)
+}
+
+/// [`run_suite`] with the runner executable at `runner` (a copy of the one under test).
+pub fn run_suite_with(runner: &Path, implementation: &str, extra: &[&str]) -> SuiteRun {
     let mock = sibling("mock-llm");
+    let (fixtures, schemas) = (fixtures(), schemas());
     let mut args = vec![
         "run",
         "--impl",
@@ -91,9 +109,17 @@ pub fn run_suite(implementation: &str, extra: &[&str]) -> SuiteRun {
         "4",
         "--mock-llm",
         mock.to_str().unwrap(),
+        "--fixtures",
+        fixtures.to_str().unwrap(),
+        "--schemas",
+        schemas.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let output = run_runner(&args);
+    let output = Command::new(runner)
+        .args(&args)
+        .current_dir(repo())
+        .output()
+        .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
         panic!(
             "the report is not JSON ({err}); stderr:\n{}",

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::support::run_runner;
+use super::support::{run_runner, schemas};
 
 /// A journal every schema-conforming engine could write: a run with one tool call.
 fn good_events() -> Vec<Value> {
@@ -34,7 +34,13 @@ fn write_journal(dir: &Path, events: &[Value]) -> std::path::PathBuf {
 }
 
 fn validate(path: &Path) -> (Option<i32>, String) {
-    let output = run_runner(&["validate", path.to_str().unwrap()]);
+    let schemas = schemas();
+    let output = run_runner(&[
+        "validate",
+        "--schemas",
+        schemas.to_str().unwrap(),
+        path.to_str().unwrap(),
+    ]);
     (
         output.status.code(),
         String::from_utf8(output.stdout).unwrap(),
@@ -218,13 +224,22 @@ fn an_unknown_kind_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("notes.txt");
     std::fs::write(&path, "{}").unwrap();
-    let output = run_runner(&["validate", path.to_str().unwrap()]);
+    let schemas = schemas();
+    let schemas = schemas.to_str().unwrap();
+    let output = run_runner(&["validate", "--schemas", schemas, path.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("cannot tell what") && stderr.contains("--kind"),
         "{stderr}"
     );
-    let output = run_runner(&["validate", "--kind", "nonsense", path.to_str().unwrap()]);
+    let output = run_runner(&[
+        "validate",
+        "--schemas",
+        schemas,
+        "--kind",
+        "nonsense",
+        path.to_str().unwrap(),
+    ]);
     assert_eq!(output.status.code(), Some(2));
 }
