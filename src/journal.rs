@@ -309,38 +309,13 @@ pub fn repair_torn_tail(path: &Path) -> Result<Option<TornTail>, JournalError> {
 pub fn dangling_action_requests(events: &[Event]) -> Vec<&ActionRequest> {
     let answered: HashSet<&str> = events
         .iter()
-        .filter_map(|e| match &e.payload {
-            EventPayload::ActionResult(result) => Some(result.action_id.as_str()),
-            EventPayload::RunStart(_)
-            | EventPayload::UserMessage(_)
-            | EventPayload::Thought(_)
-            | EventPayload::ActionRequest(_)
-            | EventPayload::HumanInputRequest(_)
-            | EventPayload::HumanInputReceived(_)
-            | EventPayload::SystemMessage(_)
-            | EventPayload::HookExecutionAudit(_)
-            | EventPayload::RunEnd(_) => None,
-        })
+        .filter_map(|e| e.payload.as_action_result())
+        .map(|result| result.action_id.as_str())
         .collect();
     events
         .iter()
-        .filter_map(|e| match &e.payload {
-            EventPayload::ActionRequest(request)
-                if !answered.contains(request.action_id.as_str()) =>
-            {
-                Some(request)
-            }
-            EventPayload::RunStart(_)
-            | EventPayload::UserMessage(_)
-            | EventPayload::Thought(_)
-            | EventPayload::ActionRequest(_)
-            | EventPayload::ActionResult(_)
-            | EventPayload::HumanInputRequest(_)
-            | EventPayload::HumanInputReceived(_)
-            | EventPayload::SystemMessage(_)
-            | EventPayload::HookExecutionAudit(_)
-            | EventPayload::RunEnd(_) => None,
-        })
+        .filter_map(|e| e.payload.as_action_request())
+        .filter(|request| !answered.contains(request.action_id.as_str()))
         .collect()
 }
 
@@ -353,33 +328,13 @@ pub fn dangling_action_requests(events: &[Event]) -> Vec<&ActionRequest> {
 pub fn unanswered_tool_calls(events: &[Event]) -> Vec<&ToolCall> {
     let answered: HashSet<&str> = events
         .iter()
-        .filter_map(|e| match &e.payload {
-            EventPayload::ActionResult(result) => Some(result.tool_call_id.as_str()),
-            EventPayload::RunStart(_)
-            | EventPayload::UserMessage(_)
-            | EventPayload::Thought(_)
-            | EventPayload::ActionRequest(_)
-            | EventPayload::HumanInputRequest(_)
-            | EventPayload::HumanInputReceived(_)
-            | EventPayload::SystemMessage(_)
-            | EventPayload::HookExecutionAudit(_)
-            | EventPayload::RunEnd(_) => None,
-        })
+        .filter_map(|e| e.payload.as_action_result())
+        .map(|result| result.tool_call_id.as_str())
         .collect();
     events
         .iter()
-        .flat_map(|e| match &e.payload {
-            EventPayload::Thought(thought) => thought.tool_calls.as_slice(),
-            EventPayload::RunStart(_)
-            | EventPayload::UserMessage(_)
-            | EventPayload::ActionRequest(_)
-            | EventPayload::ActionResult(_)
-            | EventPayload::HumanInputRequest(_)
-            | EventPayload::HumanInputReceived(_)
-            | EventPayload::SystemMessage(_)
-            | EventPayload::HookExecutionAudit(_)
-            | EventPayload::RunEnd(_) => &[],
-        })
+        .filter_map(|e| e.payload.as_thought())
+        .flat_map(|thought| thought.tool_calls.iter())
         .filter(|call| !answered.contains(call.id.as_str()))
         .collect()
 }

@@ -15,17 +15,16 @@ use clap::{Args, ValueHint};
 
 use super::error::CliError;
 use super::exit::Exit;
-use super::human::{TerminalHuman, print_pause_guidance, quote};
+use super::human::{TerminalHuman, quote};
 use super::render;
 use super::run::{
-    Format, RunError, client_settings, env_var, exit_for, output_limit, parse_run_id,
+    Format, RunError, client_settings, env_var, output_limit, parse_run_id, print_result,
 };
 use super::stream::StreamRenderer;
 use crate::config;
 use crate::engine::{self, DEFAULT_MAX_ITERATIONS, Shutdown};
 use crate::journal::FsyncPolicy;
 use crate::llm::{LlmClient, resolve_credentials};
-use crate::output::{RunResult, render_json, render_raw, render_text};
 use crate::resume::{self, ContinueOptions, ResumeError, ResumeReport};
 use crate::run::RunId;
 use crate::secrets::Redactor;
@@ -206,15 +205,7 @@ impl ContinueArgs {
             Ok::<_, ContinueError>(paths)
         })?;
 
-        let result = RunResult::load(&paths).map_err(RunError::from)?;
-        let text = match self.format {
-            Format::Text => render_text(&result),
-            Format::Json => render_json(&result),
-            Format::Raw => render_raw(&result),
-        };
-        print_pause_guidance(&result);
-        render::stdout(&text)?;
-        Ok(exit_for(result.exit_code()))
+        print_result(&paths, self.format)
     }
 }
 

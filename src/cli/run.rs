@@ -25,7 +25,7 @@ use crate::engine::{self, DEFAULT_MAX_ITERATIONS, NewRun, Shutdown};
 use crate::journal::FsyncPolicy;
 use crate::llm::{ClientSettings, Credentials, LlmClient, resolve_credentials};
 use crate::output::{RunResult, render_json, render_raw, render_text};
-use crate::run::{RunId, RunStateError};
+use crate::run::{RunId, RunPaths, RunStateError};
 use crate::secrets::Redactor;
 use crate::tool::{DEFAULT_OUTPUT_LIMIT, OutputPolicy};
 use crate::workspace::{
@@ -291,15 +291,7 @@ impl RunArgs {
             Ok::<_, RunError>(paths)
         })?;
 
-        let result = RunResult::load(&paths).map_err(RunError::from)?;
-        let text = match self.format {
-            Format::Text => render_text(&result),
-            Format::Json => render_json(&result),
-            Format::Raw => render_raw(&result),
-        };
-        print_pause_guidance(&result);
-        render::stdout(&text)?;
-        Ok(exit_for(result.exit_code()))
+        print_result(&paths, self.format)
     }
 
     /// Creates the run. A generated id that happens to be taken (runs started in the same
@@ -510,6 +502,20 @@ pub(super) fn output_limit(env: impl Fn(&str) -> Option<String>) -> Result<u64, 
             expected: "a whole number of MiB greater than 0",
         }),
     }
+}
+
+/// Persist first, print last: the final output of `run` and `continue`, generated from the
+/// `metadata.json` already on disk, and the exit code it implies.
+pub(super) fn print_result(paths: &RunPaths, format: Format) -> Result<Exit, CliError> {
+    let result = RunResult::load(paths).map_err(RunError::from)?;
+    let text = match format {
+        Format::Text => render_text(&result),
+        Format::Json => render_json(&result),
+        Format::Raw => render_raw(&result),
+    };
+    print_pause_guidance(&result);
+    render::stdout(&text)?;
+    Ok(exit_for(result.exit_code()))
 }
 
 pub(super) fn exit_for(code: i32) -> Exit {

@@ -79,6 +79,36 @@ impl EventPayload {
             EventPayload::RunEnd(_) => "RUN_END",
         }
     }
+
+    /// The THOUGHT payload, if this is one.
+    #[must_use]
+    pub fn as_thought(&self) -> Option<&Thought> {
+        if let EventPayload::Thought(thought) = self {
+            Some(thought)
+        } else {
+            None
+        }
+    }
+
+    /// The ACTION_REQUEST payload, if this is one.
+    #[must_use]
+    pub fn as_action_request(&self) -> Option<&ActionRequest> {
+        if let EventPayload::ActionRequest(request) = self {
+            Some(request)
+        } else {
+            None
+        }
+    }
+
+    /// The ACTION_RESULT payload, if this is one.
+    #[must_use]
+    pub fn as_action_result(&self) -> Option<&ActionResult> {
+        if let EventPayload::ActionResult(result) = self {
+            Some(result)
+        } else {
+            None
+        }
+    }
 }
 
 // Deserialization is written out because the derived `#[serde(flatten)]` path buffers
