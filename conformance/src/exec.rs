@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
@@ -106,8 +108,16 @@ pub async fn run(invocation: Invocation) -> Outcome {
     }
     let stdout = child.stdout.take().map(read_all);
     let stderr = child.stderr.take().map(read_all);
+    // Raised by the signaller just before it sends, with no await point after it: once the
+    // command has ended, a raised flag means the signal went out (its task is about to
+    // finish) even when the command died before that task could report.
+    let sending = Arc::new(AtomicBool::new(false));
     let signaller = match (invocation.signal, group) {
-        (Some(plan), Some(group)) => Some(tokio::spawn(send_when_ready(plan, group))),
+        (Some(plan), Some(group)) => Some(tokio::spawn(send_when_ready(
+            plan,
+            group,
+            Arc::clone(&sending),
+        ))),
         (Some(_) | None, None) | (None, Some(_)) => None,
     };
 
@@ -130,7 +140,7 @@ pub async fn run(invocation: Invocation) -> Outcome {
         Err(err) => outcome.spawn_error = Some(format!("cannot wait for the command: {err}")),
     }
     if let Some(signaller) = signaller {
-        outcome.signal_note = Some(if signaller.is_finished() {
+        outcome.signal_note = Some(if sending.load(Ordering::SeqCst) {
             signaller
                 .await
                 .unwrap_or_else(|err| format!("the signal task failed: {err}"))
@@ -182,13 +192,14 @@ fn to_nix(signal: SignalName) -> Signal {
     }
 }
 
-async fn send_when_ready(plan: PlannedSignal, group: Pid) -> String {
+async fn send_when_ready(plan: PlannedSignal, group: Pid, sending: Arc<AtomicBool>) -> String {
     if let Some((file, lines)) = &plan.after_lines {
         while count_lines(file).await < *lines {
             tokio::time::sleep(POLL).await;
         }
     }
     tokio::time::sleep(plan.delay).await;
+    sending.store(true, Ordering::SeqCst);
     match killpg(group, to_nix(plan.signal)) {
         Ok(()) => format!("{:?} sent to the process group", plan.signal),
         Err(err) => format!("{:?} could not be sent: {err}", plan.signal),
