@@ -428,6 +428,24 @@ impl Pending {
 mod tests {
     use serde_json::{Value, json};
 
+    /// Builds `manifest` with the agent home, workspace and journal all in `dir`.
+    async fn build_in(
+        dir: &Path,
+        manifest: &ContextManifest,
+        events: &[Event],
+        output: &OutputPolicy,
+    ) -> Result<BuiltContext, ContextError> {
+        let journal_path = dir.join("journal.jsonl");
+        let env = ContextEnv {
+            run_id: "r1",
+            agent_home: dir,
+            workspace: dir,
+            journal_path: &journal_path,
+            output,
+        };
+        build_context(manifest, events, &env).await
+    }
+
     use super::*;
     use crate::journal::{
         ActionRequest, ActionResult, ActionStatus, MessageLevel, RunStart, SystemMessage,
@@ -693,17 +711,14 @@ mod tests {
                 },
             ],
         };
-        let journal_path = dir.path().join("journal.jsonl");
-        let env = ContextEnv {
-            run_id: "r1",
-            agent_home: dir.path(),
-            workspace: dir.path(),
-            journal_path: &journal_path,
-            output: &OutputPolicy::default(),
-        };
-        let built = build_context(&manifest, &events(vec![start("task")]), &env)
-            .await
-            .unwrap();
+        let built = build_in(
+            dir.path(),
+            &manifest,
+            &events(vec![start("task")]),
+            &OutputPolicy::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(
             built.messages,
             [
@@ -725,15 +740,9 @@ mod tests {
                 on_missing: OnMissing::Error,
             }],
         };
-        let journal_path = dir.path().join("journal.jsonl");
-        let env = ContextEnv {
-            run_id: "r1",
-            agent_home: dir.path(),
-            workspace: dir.path(),
-            journal_path: &journal_path,
-            output: &OutputPolicy::default(),
-        };
-        let error = build_context(&manifest, &[], &env).await.unwrap_err();
+        let error = build_in(dir.path(), &manifest, &[], &OutputPolicy::default())
+            .await
+            .unwrap_err();
         assert_eq!(
             error.to_string(),
             format!(
@@ -760,15 +769,14 @@ mod tests {
                 on_missing: OnMissing::Error,
             }],
         };
-        let journal_path = dir.path().join("journal.jsonl");
-        let env = ContextEnv {
-            run_id: "r1",
-            agent_home: dir.path(),
-            workspace: dir.path(),
-            journal_path: &journal_path,
-            output: &OutputPolicy::new(64 * 1024, Redactor::default()),
-        };
-        let error = build_context(&manifest, &[], &env).await.unwrap_err();
+        let error = build_in(
+            dir.path(),
+            &manifest,
+            &[],
+            &OutputPolicy::new(64 * 1024, Redactor::default()),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(
             error.to_string(),
             "context source 'flood': generator `sh -c 'echo flooding >&2; cat /dev/zero'` \
@@ -788,15 +796,14 @@ mod tests {
                 on_missing: OnMissing::Error,
             }],
         };
-        let journal_path = dir.path().join("journal.jsonl");
-        let env = ContextEnv {
-            run_id: "r1",
-            agent_home: dir.path(),
-            workspace: dir.path(),
-            journal_path: &journal_path,
-            output: &OutputPolicy::new(1024, Redactor::new(["sk-context-secret-1"])),
-        };
-        let built = build_context(&manifest, &[], &env).await.unwrap();
+        let built = build_in(
+            dir.path(),
+            &manifest,
+            &[],
+            &OutputPolicy::new(1024, Redactor::new(["sk-context-secret-1"])),
+        )
+        .await
+        .unwrap();
         assert_eq!(built.messages, [ChatMessage::system("key: [REDACTED]\n")]);
     }
 }
