@@ -112,6 +112,7 @@ impl CliError {
             CliError::Launch(error) => error.help(),
             CliError::Fork(error) => error.help(),
             CliError::Batch(error) => error.help(),
+            CliError::Export(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
             }
@@ -124,7 +125,6 @@ impl CliError {
             | CliError::Config(_)
             | CliError::RunIdRequired { .. }
             | CliError::Output(_)
-            | CliError::Export(_)
             | CliError::View(_)
             | CliError::Stdout(_) => None,
         }

@@ -9,7 +9,7 @@ mod faults;
 mod fork;
 mod formats;
 mod hello_world;
-mod real_llm;
+pub(crate) mod real_llm;
 mod secrets;
 mod servers;
 mod sessions_examples;
