@@ -71,7 +71,7 @@ pub struct ExportArgs {
     /// The real server whose request checks the scenario's mock-llm reproduces (its
     /// `mock_profile`). Needs --format scenario.
     #[arg(long, value_enum, value_name = "PROFILE")]
-    mock_profile: Option<MockProfileArg>,
+    mock_profile: Option<scenario::MockProfile>,
 
     /// Post the trace to this OTLP/HTTP endpoint (`/v1/traces` is appended unless the
     /// URL ends with it); headers from OTEL_EXPORTER_OTLP_HEADERS. Needs --format otlp.
@@ -92,21 +92,6 @@ enum ExportFormat {
     Otlp,
     /// A delta-conformance scenario replaying the run (a directory, -o).
     Scenario,
-}
-
-/// `--mock-profile` of `export --format scenario`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum MockProfileArg {
-    /// The OpenAI API (the default).
-    Openai,
-    /// llama-cpp-python's server (`--chat_format chatml-function-calling`).
-    LlamaCpp,
-    /// vLLM with `--enable-auto-tool-choice`.
-    Vllm,
-    /// Ollama's OpenAI-compatible layer.
-    Ollama,
-    /// No request checks.
-    Lenient,
 }
 
 /// Why `delta export` failed.
@@ -273,13 +258,7 @@ impl ExportArgs {
             Trajectory::load(&self.work_dir, &self.run_id).map_err(ExportError::from)?;
         let options = scenario::Options {
             name: self.name.clone(),
-            mock_profile: match self.mock_profile {
-                None | Some(MockProfileArg::Openai) => scenario::MockProfile::Openai,
-                Some(MockProfileArg::LlamaCpp) => scenario::MockProfile::LlamaCpp,
-                Some(MockProfileArg::Vllm) => scenario::MockProfile::Vllm,
-                Some(MockProfileArg::Ollama) => scenario::MockProfile::Ollama,
-                Some(MockProfileArg::Lenient) => scenario::MockProfile::Lenient,
-            },
+            mock_profile: self.mock_profile.unwrap_or_default(),
         };
         let mut exported = scenario::export(&trajectory, &options).map_err(ExportError::from)?;
         let redactor = key_redactor();

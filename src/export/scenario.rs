@@ -27,19 +27,20 @@ pub const DECISION: &str = "Issue 17: a recorded run as a test";
 /// Files larger than this are checked for existence only, and left out of the setup.
 pub const MAX_TEXT_BYTES: u64 = 64 * 1024;
 
-/// Whose request validation the scenario's mock-llm reproduces (`mock_profile`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Whose request validation the scenario's mock-llm reproduces (`mock_profile`; also the
+/// values of `--mock-profile`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum MockProfile {
-    /// The OpenAI API (the runner's default; not written).
+    /// The OpenAI API (the default).
     #[default]
     Openai,
-    /// llama-cpp-python's server with `--chat_format chatml-function-calling`.
+    /// llama-cpp-python's server (`--chat_format chatml-function-calling`).
     LlamaCpp,
     /// vLLM with `--enable-auto-tool-choice`.
     Vllm,
     /// Ollama's OpenAI-compatible layer.
     Ollama,
-    /// No validation.
+    /// No request checks.
     Lenient,
 }
 
