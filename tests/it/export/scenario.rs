@@ -11,7 +11,7 @@ use mock_llm::{MockServer, Profile, ServerOptions};
 use serde_json::Value;
 
 use crate::e2e::real_llm;
-use crate::support::harness::{ROOT, Run, Test};
+use crate::support::harness::{ROOT, Run, Stdin, Test};
 use crate::support::run::{HELLO_SCRIPT, HELLO_TASK, delta, hello_world, mock};
 use crate::support::snapshot::snapshot;
 
@@ -88,14 +88,16 @@ fn export(run: &Run, id: &str, out: &str, extra: &[&str]) -> Run {
 /// stopped by its iteration budget (exit 1).
 fn hello_run(id: &str, max_iterations: &str, code: i32) -> Run {
     let mock = mock(HELLO_SCRIPT);
-    delta(
-        hello_world(Test::new()).file("ws/notes/todo.txt", "greet the world\n"),
-        &mock,
-    )
-    .args(["run", "--agent", "agent", "-w", "ws", "--run-id", id])
-    .args(["--max-iterations", max_iterations, "-m", HELLO_TASK])
-    .run()
-    .code(code)
+    let test = hello_world(Test::new())
+        .file("ws/notes/todo.txt", "greet the world\n")
+        .file("ws/big.log", &"x".repeat(70_000))
+        .file("ws/.env", "WS_SECRET=canary-ws-env-51c2\n")
+        .file("agent/.env", "AGENT_SECRET=canary-agent-env-93e0\n");
+    delta(test, &mock)
+        .args(["run", "--agent", "agent", "-w", "ws", "--run-id", id])
+        .args(["--max-iterations", max_iterations, "-m", HELLO_TASK])
+        .run()
+        .code(code)
 }
 
 fn wrapper(name: &str) -> String {
@@ -112,6 +114,7 @@ fn an_exported_run_passes_against_delta_and_fails_against_a_broken_implementatio
     let exported = export(&run, "hello", "out", &["--name", "recorded-hello"]).code(0);
     snapshot!(exported.stderr(), @r"
     wrote scenario recorded-hello to out/scenarios/recorded-hello.yaml (3 recorded answer(s), 3 tool call(s))
+      note: big.log: in the workspace before the run, binary or larger than 65536 bytes; not recreated by the scenario
     replay it: delta-conformance run --fixtures out --filter recorded-hello --impl delta
     ");
     let fixtures = run.path().join("out");
@@ -128,6 +131,14 @@ fn an_exported_run_passes_against_delta_and_fails_against_a_broken_implementatio
         "{scenario}"
     );
     assert!(fixtures.join("agents/recorded-hello/agent.yaml").is_file());
+    // `.env` files hold credentials: neither the workspace's nor the agent's travels.
+    let mut copied = Vec::new();
+    for entry in std::fs::read_dir(fixtures.join("agents/recorded-hello")).unwrap() {
+        copied.push(entry.unwrap().file_name().into_string().unwrap());
+    }
+    copied.sort();
+    assert_eq!(copied, ["agent.yaml", "context.yaml", "system_prompt.md"]);
+    assert!(!scenario.contains("canary-ws-env"), "{scenario}");
 
     let (code, report) = conformance(&fixtures, env!("CARGO_BIN_EXE_delta"));
     assert_eq!(
@@ -180,6 +191,36 @@ fn a_run_stopped_by_its_budget_fails_an_implementation_that_exits_0() {
     assert!(
         failure.to_string().contains("exit code"),
         "the failure names the exit code: {failure:#}"
+    );
+}
+
+/// An `ask_human` answered on the terminal (`-i`) is replayed from the step's stdin.
+#[test]
+fn an_interactive_answer_is_replayed_on_stdin() {
+    let mock = mock(
+        "steps:\n  - message:\n      tool_calls:\n        - {name: ask_human, arguments: {prompt: Colour?}}\n  - message: {content: Noted.}\n",
+    );
+    let run = delta(basic_agent(Test::new()), &mock)
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "--run-id", "asked", "-i",
+        ])
+        .args(["-m", "Ask me."])
+        .stdin(Stdin::Text("ochre\n".into()))
+        .run()
+        .code(0);
+    export(&run, "asked", "out", &[]).code(0);
+    let fixtures = run.path().join("out");
+    let scenario = std::fs::read_to_string(fixtures.join("scenarios/recorded-asked.yaml")).unwrap();
+    assert!(
+        scenario
+            .contains("      - -i\n      - --format\n      - json\n    stdin: |\n      ochre\n"),
+        "{scenario}"
+    );
+    let (code, report) = conformance(&fixtures, env!("CARGO_BIN_EXE_delta"));
+    assert_eq!(
+        (code, outcome(&report)),
+        (0, vec![("recorded-asked".into(), "PASS".into(), vec![])]),
+        "{report:#}"
     );
 }
 
