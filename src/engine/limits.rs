@@ -139,7 +139,6 @@ impl ActiveRun {
                 level: MessageLevel::Warn,
                 content: format!("Budget exceeded: {message}; the run stops here."),
             }))?;
-        self.log.info(&format!("budget exceeded: {message}"));
         observer.on_event(&EngineEvent::Warning {
             message: format!("budget exceeded: {message}"),
         });
@@ -181,7 +180,6 @@ impl ActiveRun {
                 errors.len(),
                 self.repairs
             );
-            self.log.info(&message);
             observer.on_event(&EngineEvent::Warning { message });
             return Ok(Verdict::Repair);
         }

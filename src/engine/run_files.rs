@@ -5,7 +5,7 @@
 //! file at its path; when it is not, it restores the journal from the file it holds open,
 //! re-creates the run's directories, records what happened, and stops the run FAILED.
 
-use super::{ActiveRun, EngineLog, Stop};
+use super::{ActiveRun, Level, Observer, Stop};
 use crate::journal::{Displacement, EventPayload, MessageLevel, SystemMessage};
 use crate::run::{ErrorInfo, ErrorType, RunLock};
 
@@ -22,6 +22,7 @@ impl ActiveRun {
     pub(super) fn guard_run_files(
         &mut self,
         during: &str,
+        observer: &mut dyn Observer,
     ) -> Result<Option<Stop>, super::EngineError> {
         let Some(displacement) = self.journal.displaced() else {
             return Ok(None);
@@ -37,7 +38,6 @@ impl ActiveRun {
                 source,
             })?;
         }
-        self.log = EngineLog::open(&self.paths.engine_log(), self.output.redactor.clone());
         // The old lock went with the old file; a new one keeps other processes out while
         // the run is recorded as stopped.
         if let Ok(lock) = RunLock::try_acquire(&self.paths.lock()) {
@@ -53,7 +53,8 @@ impl ActiveRun {
              before may be lost. The run stops here rather than go on without its memory.",
             self.journal.path().display()
         );
-        self.log.error(&message);
+        // engine.log follows its path, so this line starts the restored run's log.
+        observer.detail(Level::Error, message.clone());
         self.journal
             .append(EventPayload::SystemMessage(SystemMessage {
                 level: MessageLevel::Error,

@@ -67,7 +67,7 @@ impl ActiveRun {
     ) -> Result<ActiveRun, EngineError> {
         crate::secrets::guard_disk(&output.redactor);
         let mut pending_calls = Vec::new();
-        let (paths, lock, journal, metadata, log) = match origin {
+        let (paths, lock, journal, metadata) = match origin {
             Origin::New(new) => create(&new, agent, &output)?,
             Origin::Continued(resumed) => {
                 let resumed = *resumed;
@@ -79,9 +79,9 @@ impl ActiveRun {
                     metadata,
                     report,
                 } = resumed;
-                let log = log_takeover(log, &report, &metadata);
+                log_takeover(log, &report, &metadata);
                 pending_calls = report.repairs.to_run;
-                (paths, lock, journal, metadata, log)
+                (paths, lock, journal, metadata)
             }
         };
         let active_before = metadata.budget.map_or(Duration::ZERO, |b| {
@@ -93,7 +93,6 @@ impl ActiveRun {
             _lock: lock,
             journal,
             metadata,
-            log,
             human: None,
             output,
             pending_calls,
@@ -109,7 +108,7 @@ fn create(
     new: &NewRun<'_>,
     agent: &Agent,
     output: &OutputPolicy,
-) -> Result<(RunPaths, RunLock, Journal, Metadata, EngineLog), EngineError> {
+) -> Result<(RunPaths, RunLock, Journal, Metadata), EngineError> {
     let (paths, lock) = match create_run(new.workspace, &new.run_id) {
         Ok(paths) => {
             let lock = RunLock::try_acquire(&paths.lock())?;
@@ -157,11 +156,11 @@ fn create(
         new.max_iterations,
         metadata.pid
     ));
-    Ok((paths, lock, journal, metadata, log))
+    Ok((paths, lock, journal, metadata))
 }
 
 /// Records in `engine.log` what the takeover of a continued run did.
-fn log_takeover(mut log: EngineLog, report: &ResumeReport, metadata: &Metadata) -> EngineLog {
+fn log_takeover(mut log: EngineLog, report: &ResumeReport, metadata: &Metadata) {
     if let Some(janitor) = &report.janitor {
         log.warn(&janitor.to_string());
     }
@@ -209,5 +208,4 @@ fn log_takeover(mut log: EngineLog, report: &ResumeReport, metadata: &Metadata) 
         metadata.hostname,
         metadata.max_iterations
     ));
-    log
 }

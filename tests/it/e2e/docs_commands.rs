@@ -291,6 +291,37 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         Skip("needs docker and a Jaeger image from the network"),
     ),
     (
+        "docs/model-servers.md",
+        "export DELTA_API_KEY=sk-...",
+        Run(""),
+    ),
+    (
+        "docs/model-servers.md",
+        "# llama-cpp-python 0.3.x",
+        Skip(
+            "needs llama-cpp-python and a GGUF model; scripts/real-llm-smoke.sh starts this server, and tests/it/e2e/servers.rs runs the page's llm: sections against mock-llm --strict",
+        ),
+    ),
+    (
+        "docs/model-servers.md",
+        "vllm serve",
+        Skip(
+            "needs vLLM, a GPU and a model from the network; tests/it/e2e/servers.rs runs the page's llm: sections against mock-llm --strict vllm",
+        ),
+    ),
+    (
+        "docs/model-servers.md",
+        "ollama serve",
+        Skip(
+            "needs Ollama and a pulled model; tests/it/e2e/servers.rs runs the page's llm: sections against mock-llm --strict ollama",
+        ),
+    ),
+    (
+        "docs/model-servers.md",
+        "export DELTA_BASE_URL=http://127.0.0.1:1234/v1",
+        Run(""),
+    ),
+    (
         "docs/sessions.md",
         "$ delta-sessions start",
         Skip(

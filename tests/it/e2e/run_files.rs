@@ -66,6 +66,14 @@ fn a_tool_removing_the_run_files_is_noticed_and_the_journal_restored() {
             journal.contains("was deleted or moved away during tool `clean`"),
             "{case}: {journal}"
         );
+        // engine.log follows its path: what happened after the restore is where a user
+        // looks, not in the file the tool removed.
+        let log = std::fs::read_to_string(dir.join("engine.log"))
+            .unwrap_or_else(|e| panic!("{case}: no engine.log: {e}"));
+        assert!(
+            log.contains("ERROR The run's journal") && log.contains("run ended FAILED"),
+            "{case}: {log}"
+        );
         let metadata: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("metadata.json")).unwrap())
                 .unwrap();

@@ -92,6 +92,7 @@ fn continuing_an_interrupted_finish_exits_0_with_the_result() {
             content: "{\"total\": 3}".to_owned(),
             llm_invocation_ref: "inv-9".to_owned(),
             tool_calls: vec![],
+            reasoning: None,
         },
     )]);
     let ws = f.workspace().to_str().unwrap().to_owned();
