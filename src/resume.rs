@@ -345,15 +345,7 @@ pub fn take_over(
             lock,
             journal,
             metadata,
-            report: ResumeReport {
-                previous_status,
-                janitor,
-                entry: Entry::Finished,
-                torn_tail: mended.torn_tail,
-                repairs: mended.repairs,
-                answer_as_user_message: false,
-                run_start_restored: mended.run_start_restored,
-            },
+            report: mended.report(previous_status, janitor, Entry::Finished, false),
         });
     }
     let entry = entry_for(metadata.status, options.message, response)
@@ -396,15 +388,7 @@ pub fn take_over(
         lock,
         journal,
         metadata,
-        report: ResumeReport {
-            previous_status,
-            janitor,
-            entry,
-            torn_tail: mended.torn_tail,
-            repairs: mended.repairs,
-            answer_as_user_message,
-            run_start_restored: mended.run_start_restored,
-        },
+        report: mended.report(previous_status, janitor, entry, answer_as_user_message),
     })
 }
 
@@ -414,6 +398,27 @@ struct Mended {
     torn_tail: Option<TornTail>,
     run_start_restored: bool,
     repairs: Repairs,
+}
+
+impl Mended {
+    /// The takeover's report, with what was mended.
+    fn report(
+        self,
+        previous_status: RunStatus,
+        janitor: Option<JanitorReport>,
+        entry: Entry,
+        answer_as_user_message: bool,
+    ) -> ResumeReport {
+        ResumeReport {
+            previous_status,
+            janitor,
+            entry,
+            torn_tail: self.torn_tail,
+            repairs: self.repairs,
+            answer_as_user_message,
+            run_start_restored: self.run_start_restored,
+        }
+    }
 }
 
 /// Opens the journal for appending after making its end whole: a torn last line cut off

@@ -4,10 +4,9 @@
 //! Only one toolchain is installed where CI runs, so `cargo +MSRV check` cannot be run;
 //! this compares the declared figures instead (issue 12, item 10).
 
-use std::process::Command;
-
 use serde_json::Value;
 
+use crate::support::cargo::cargo_metadata;
 use crate::support::harness::ROOT;
 
 /// `1.89` or `1.89.0` as numbers, for comparison.
@@ -24,18 +23,7 @@ fn version(text: &str) -> Vec<u64> {
 // needs 1.89.
 #[test]
 fn rust_version_is_at_least_what_every_locked_dependency_needs() {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--locked"])
-        .current_dir(ROOT)
-        .output()
-        .expect("run cargo metadata");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let metadata: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let metadata = cargo_metadata(&["--locked"]);
     let packages = metadata["packages"].as_array().expect("packages");
     let members = metadata["workspace_members"].as_array().expect("members");
     let ours: Vec<&Value> = packages

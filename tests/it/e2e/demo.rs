@@ -19,12 +19,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::support::cargo::{cargo_metadata, real_cargo};
 use crate::support::harness::ROOT;
-
-/// The cargo running this test suite (cargo sets `CARGO` for test processes).
-pub(crate) fn real_cargo() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into())
-}
 
 /// `mock-llm` sits next to `delta` in the target directory: `cargo test --workspace`
 /// builds both before any test runs.
@@ -41,23 +37,7 @@ fn mock_llm_bin() -> PathBuf {
 
 /// `cargo metadata` of this workspace, packages only.
 pub(crate) fn metadata() -> Value {
-    let output = Command::new(real_cargo())
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--manifest-path",
-        ])
-        .arg(Path::new(ROOT).join("Cargo.toml"))
-        .output()
-        .expect("run cargo metadata");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON")
+    cargo_metadata(&["--no-deps"])
 }
 
 /// The binaries `cargo build ARGS` builds in the workspace `metadata` describes, by
