@@ -154,19 +154,7 @@ fn a_failed_run_ends_its_stream_with_the_result() {
 #[test]
 fn a_spent_iteration_budget_ends_the_stream_interrupted() {
     let mock = mock(NOTES_FOREVER);
-    let test = delta(agent(Test::new()), &mock).args([
-        "run",
-        "--agent",
-        "agent",
-        "-w",
-        "ws",
-        "-m",
-        "note",
-        "--format",
-        "jsonl",
-        "--max-iterations",
-        "2",
-    ]);
+    let test = jsonl(delta(agent(Test::new()), &mock), "note").args(["--max-iterations", "2"]);
     let (_run, _files, result) = streamed(test, 1);
     assert_eq!(result["error"]["type"], "MaxIterationsReached");
 }
