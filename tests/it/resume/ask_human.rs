@@ -520,15 +520,9 @@ steps:
     let mock = mock(script);
     let paused = delta(recorder(), &mock)
         .args([
-            "run",
-            "--agent",
-            "agent",
-            "-w",
-            "ws",
-            "-m",
-            "Ask, then record.",
+            "run", "--agent", "agent", "-w", "ws", "--run-id", "beside-1",
         ])
-        .args(["--run-id", "beside-1"])
+        .args(["-m", "Ask, then record."])
         .run()
         .code(101);
     assert!(!paused.path().join("ws/ledger.txt").exists());
