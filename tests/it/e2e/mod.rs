@@ -4,11 +4,15 @@
 
 mod concurrency;
 mod context_window;
+mod credentials_on_disk;
 mod demo;
+mod docs_commands;
 mod faults;
 mod formats;
 mod hello_world;
+mod live_stream;
 mod real_llm;
+mod run_files;
 mod secrets;
 mod servers;
 mod sessions_examples;
