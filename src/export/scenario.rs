@@ -26,6 +26,9 @@ pub const TAG: &str = "recorded";
 pub const DECISION: &str = "Issue 17: a recorded run as a test";
 /// Files larger than this are checked for existence only, and left out of the setup.
 pub const MAX_TEXT_BYTES: u64 = 64 * 1024;
+/// The largest agent file copied: a scenario's agent is configuration and scripts, and
+/// the copy is made in memory (the API key is redacted from it).
+pub const MAX_AGENT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Whose request validation the scenario's mock-llm reproduces (`mock_profile`; also the
 /// values of `--mock-profile`).
@@ -108,6 +111,14 @@ pub enum ScenarioError {
         /// `agent_home` of metadata.json.
         path: PathBuf,
     },
+    /// A file of the agent directory is too large to travel with a scenario.
+    #[error("{} is larger than {limit} bytes, too large to copy into a scenario", path.display())]
+    AgentFileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// [`MAX_AGENT_FILE_BYTES`].
+        limit: u64,
+    },
     /// `-o` names a file or a directory that is not empty.
     #[error("{} exists and is not an empty directory", path.display())]
     OutputNotEmpty {
@@ -153,6 +164,11 @@ impl ScenarioError {
             ScenarioError::AgentMissing { .. } => Some(
                 "the scenario copies the agent; restore it at that path (agent_home in the \
                  run's metadata.json) and export again"
+                    .into(),
+            ),
+            ScenarioError::AgentFileTooLarge { .. } => Some(
+                "keep large data files out of the agent directory: its tools can read them \
+                 from elsewhere"
                     .into(),
             ),
             ScenarioError::OutputNotEmpty { .. } => {
@@ -857,6 +873,12 @@ fn copy_agent(
     let mut found = Vec::new();
     walk(home, "", &excluded, &mut found, notes)?;
     for (rel, path, meta) in found {
+        if meta.len() > MAX_AGENT_FILE_BYTES {
+            return Err(ScenarioError::AgentFileTooLarge {
+                path,
+                limit: MAX_AGENT_FILE_BYTES,
+            });
+        }
         let bytes = std::fs::read(&path).map_err(|source| ScenarioError::Io {
             action: "read",
             path: path.clone(),

@@ -338,6 +338,25 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         "$ mock-llm --script script.yaml [--port 0]",
         Skip("a synopsis ([optional] arguments)"),
     ),
+    (
+        "docs/time-travel.md",
+        "delta fork --run-id ID [-w WORKSPACE]",
+        Skip("the command's synopsis, with placeholders"),
+    ),
+    (
+        "docs/time-travel.md",
+        "$ delta run --agent ./agent -w ws -m \"note four times\"",
+        Skip(
+            "a transcript with its output, not commands to paste; tests/it/e2e/fork.rs forks at every boundary",
+        ),
+    ),
+    (
+        "docs/time-travel.md",
+        "delta export --run-id ID -w WORKSPACE --format scenario",
+        Skip(
+            "the command's synopsis, with placeholders; tests/it/export/scenario.rs exports runs and replays them with delta-conformance run --fixtures",
+        ),
+    ),
 ];
 
 /// The pages whose commands are run.
