@@ -315,6 +315,23 @@ fn bad_input_is_refused_with_the_right_exit_code() {
     );
 }
 
+/// The agent is copied in memory: a data file of model-weights size is refused, not read.
+#[test]
+fn an_agent_file_over_16_mib_is_refused() {
+    let run = hello_run("big", "10", 0);
+    let weights = std::fs::File::create(run.path().join("agent/weights.bin")).unwrap();
+    weights.set_len(17 * 1024 * 1024).unwrap();
+    snapshot!(export(&run, "big", "out", &[]), @"
+    exit code: 1
+    ----- stdout -----
+
+    ----- stderr -----
+    error: [TEMP]/agent/weights.bin is larger than 16777216 bytes, too large to copy into a scenario
+      = help: keep large data files out of the agent directory: its tools can read them from elsewhere
+    ");
+    assert!(!run.path().join("out").exists());
+}
+
 /// A recorded scenario of `fixtures/`: how its run is made.
 struct Recording {
     name: &'static str,
