@@ -13,6 +13,7 @@ pub mod engine;
 pub mod hooks;
 pub mod journal;
 pub mod llm;
+pub mod mcp;
 pub mod output;
 pub mod resume;
 pub mod run;

@@ -10,6 +10,7 @@ mod context;
 mod error;
 mod hooks;
 mod imports;
+mod mcp;
 pub mod raw;
 mod suggest;
 mod vars;
@@ -24,6 +25,9 @@ pub use context::{
 pub use error::ConfigError;
 pub use hooks::{DEFAULT_TIMEOUT_MS, HookName, HookSpec, Hooks, parse_hooks_yaml};
 pub use imports::parse_imported_yaml;
+pub use mcp::{
+    DEFAULT_MCP_STARTUP_TIMEOUT, DEFAULT_MCP_TIMEOUT, MCP_TOOL_SEPARATOR, McpServer, McpTransport,
+};
 
 use crate::tool::{EngineVars, ToolSpec};
 use imports::{Importer, ToolSource};
@@ -49,6 +53,8 @@ pub struct Agent {
     pub tools: Vec<ToolSpec>,
     /// `max_iterations:` of agent.yaml.
     pub max_iterations: Option<u32>,
+    /// MCP servers after imports and overrides, in first-definition order.
+    pub mcp_servers: Vec<McpServer>,
     /// Configured lifecycle hooks.
     pub hooks: Hooks,
     /// The context recipe as of load time (the engine re-reads it every iteration).
@@ -74,7 +80,7 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
     warnings.extend(file.warnings);
 
     let importer = Importer::new(&home, &config_file, &file.import_roots, &vars)?;
-    let imported = importer.run(&config_file, &file.imports, file.tools)?;
+    let imported = importer.run(&config_file, &file.imports, file.tools, file.mcp_servers)?;
     warnings.extend(imported.warnings);
     let tools = imported
         .tools
@@ -120,6 +126,7 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
         system_prompt,
         tools,
         max_iterations: file.max_iterations,
+        mcp_servers: imported.mcp_servers,
         hooks,
         context,
         warnings,
