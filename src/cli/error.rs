@@ -34,6 +34,9 @@ pub enum CliError {
     /// The working directory (the workspace, `${CWD}`) is gone or unreadable.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(#[source] io::Error),
+    /// The async runtime cannot be set up.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[source] io::Error),
     /// Standard output went away or failed (not a closed pipe, which ends output quietly).
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] io::Error),
@@ -48,7 +51,10 @@ impl CliError {
             CliError::Init(error) => error.exit(),
             CliError::Run(error) => error.exit(),
             CliError::Continue(error) => error.exit(),
-            CliError::Output(_) | CliError::CurrentDir(_) | CliError::Stdout(_) => Exit::Failure,
+            CliError::Output(_)
+            | CliError::CurrentDir(_)
+            | CliError::Runtime(_)
+            | CliError::Stdout(_) => Exit::Failure,
         }
     }
 
@@ -64,6 +70,7 @@ impl CliError {
             CliError::Usage(_)
             | CliError::Config(_)
             | CliError::Output(_)
+            | CliError::Runtime(_)
             | CliError::Stdout(_) => None,
         }
     }
@@ -90,6 +97,7 @@ pub fn report(error: &CliError) {
         | CliError::Continue(_)
         | CliError::Output(_)
         | CliError::CurrentDir(_)
+        | CliError::Runtime(_)
         | CliError::Stdout(_) => match error.help() {
             Some(help) => format!("error: {error}\n  = help: {help}"),
             None => format!("error: {error}"),

@@ -56,6 +56,13 @@ pub enum Resolved<'a> {
         /// Its argv and stdin.
         invocation: Invocation,
     },
+    /// A tool of one of the run's MCP servers.
+    Mcp {
+        /// The tool.
+        tool: crate::mcp::McpTool,
+        /// The arguments sent.
+        arguments: Map<String, Value>,
+    },
     /// Nothing runs; the call is answered at once with an ERROR observation.
     Refused {
         /// What the model reads.
@@ -95,14 +102,17 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// Finds the tool and builds its invocation; every failure is an observation. (`ask_human`
-/// never gets here: the loop answers it itself, see `human`.)
+/// never gets here: the loop answers it itself, see `human`.) `mcp_tools` are the names
+/// of the MCP tools offered, for the list an unknown name gets.
 pub fn resolve<'a>(
     tools: &'a [ToolSpec],
+    mcp_tools: &[String],
     name: &str,
     args: Result<&Map<String, Value>, &str>,
 ) -> Resolved<'a> {
     let Some(spec) = tools.iter().find(|tool| tool.name == name) else {
         let mut available: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        available.extend(mcp_tools.iter().map(String::as_str));
         available.push(ASK_HUMAN_TOOL);
         return Resolved::Refused {
             observation: format!(
@@ -275,7 +285,7 @@ mod tests {
 
     #[test]
     fn unknown_tool_lists_the_available_ones() {
-        let Resolved::Refused { observation } = resolve(&[], "nope", Ok(&Map::new())) else {
+        let Resolved::Refused { observation } = resolve(&[], &[], "nope", Ok(&Map::new())) else {
             panic!("resolved an unknown tool");
         };
         assert_eq!(

@@ -78,5 +78,6 @@ pub fn resume_run(resumed: Resumed, agent: &Agent, output: OutputPolicy) -> Acti
         human: None,
         hooks,
         output,
+        mcp: None,
     }
 }

@@ -28,6 +28,7 @@ mod event;
 mod hooks;
 mod human;
 mod log;
+mod mcp;
 mod observation;
 mod shutdown;
 
@@ -141,6 +142,8 @@ pub struct ActiveRun {
     human: Option<Arc<dyn HumanInput>>,
     hooks: HookRunner,
     output: OutputPolicy,
+    /// The run's MCP servers while the loop runs (started by `drive`).
+    mcp: Option<crate::mcp::McpServers>,
 }
 
 /// Creates the run: one atomic `mkdir` of `.delta/{run_id}` (the uniqueness check, so an
@@ -194,6 +197,7 @@ pub fn start_run(new: NewRun<'_>) -> Result<ActiveRun, EngineError> {
         log,
         human: None,
         output: new.output,
+        mcp: None,
     })
 }
 
@@ -241,7 +245,12 @@ impl ActiveRun {
             model: agent.llm.model.clone(),
             max_iterations: self.metadata.max_iterations,
         });
-        let stop = match self.run_loop(agent, llm, observer, &mut shutdown).await {
+        let looped = match self.start_mcp(agent, observer, &mut shutdown).await {
+            Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,
+            Err(stop) => Ok(stop),
+        };
+        self.stop_mcp().await;
+        let stop = match looped {
             Ok(stop) => stop,
             Err(error) => {
                 self.log.error(&format!("engine error: {error}"));
@@ -264,6 +273,7 @@ impl ActiveRun {
             .tools
             .iter()
             .map(ToolSpec::function_schema)
+            .chain(self.mcp_schemas())
             .chain(std::iter::once(ask_human_schema()))
             .collect();
         let params = request_params(&agent.llm);
@@ -607,13 +617,25 @@ impl ActiveRun {
         let action_id = uuid::Uuid::new_v4().to_string();
         let parsed = parse_arguments(&call.arguments);
         let tool_args = parsed.clone().unwrap_or_default();
-        let resolved = resolve(
-            &agent.tools,
-            &call.name,
-            parsed.as_ref().map_err(String::as_str),
-        );
+        let is_command = agent.tools.iter().any(|tool| tool.name == call.name);
+        let resolved = match (self.mcp_tool(&call.name), &parsed) {
+            (Some(tool), Ok(arguments)) if !is_command => Resolved::Mcp {
+                tool,
+                arguments: arguments.clone(),
+            },
+            (Some(_), Err(observation)) if !is_command => Resolved::Refused {
+                observation: observation.clone(),
+            },
+            (Some(_) | None, _) => resolve(
+                &agent.tools,
+                &self.mcp_tool_names(),
+                &call.name,
+                parsed.as_ref().map_err(String::as_str),
+            ),
+        };
         let command = match &resolved {
             Resolved::Run { invocation, .. } => Some(invocation.display()),
+            Resolved::Mcp { tool, .. } => Some(tool.resolved_command()),
             Resolved::Refused { .. } => None,
         };
         self.journal
@@ -651,6 +673,13 @@ impl ActiveRun {
         let (status, exit_code, observation, duration) = match resolved {
             Resolved::Refused { observation } => {
                 (ActionStatus::Error, None, observation, Duration::ZERO)
+            }
+            Resolved::Mcp { tool, arguments } => {
+                let acted = self
+                    .call_mcp(&tool, arguments, &record_dir, &full_output_ref, shutdown)
+                    .await?;
+                stopped_by = acted.stopped_by;
+                (acted.status, None, acted.observation, acted.duration)
             }
             Resolved::Run { spec, invocation } => {
                 let env = tool_env(self.metadata.run_id.as_str(), agent, self.paths.workspace());

@@ -32,16 +32,31 @@ const STDERR_TAIL: usize = 2048;
 
 /// A server that cannot be used at run start: the run fails before any LLM call.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("MCP server '{server}' ({origin}) {message}")]
+#[error("MCP server '{server}' ({}:{line}) {message}", file.display())]
 pub struct StartError {
     /// The server's name.
     pub server: String,
-    /// Where it is defined, `file:line`.
-    pub origin: String,
+    /// The file that defines it.
+    pub file: std::path::PathBuf,
+    /// The line of its definition.
+    pub line: u64,
     /// What went wrong.
     pub message: String,
     /// How to fix it.
     pub help: String,
+}
+
+impl StartError {
+    /// The same failure as a configuration error pointing at the server's definition.
+    pub fn to_config_error(&self) -> crate::config::ConfigError {
+        crate::config::ConfigError {
+            file: self.file.clone(),
+            line: Some(self.line),
+            column: None,
+            message: format!("MCP server '{}' {}", self.server, self.message),
+            help: Some(self.help.clone()),
+        }
+    }
 }
 
 /// A tool as the server lists it.
@@ -76,7 +91,8 @@ impl Connection {
     ) -> Result<(Self, Vec<Listed>), StartError> {
         let fail = |message: String, help: String| StartError {
             server: config.name.clone(),
-            origin: config.origin(),
+            file: config.file.clone(),
+            line: config.line,
             message,
             help,
         };

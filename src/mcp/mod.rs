@@ -22,6 +22,52 @@ use crate::config::{MCP_TOOL_SEPARATOR, McpServer};
 use crate::secrets::Redactor;
 use connection::Connection;
 
+/// `delta tool expand`'s view of the servers: each tool with the name the model sees,
+/// where it came from, and its argument schema, as YAML.
+pub fn render_servers(servers: &McpServers) -> String {
+    #[derive(serde::Serialize)]
+    struct Listing<'a> {
+        mcp_servers: Vec<ServerListing<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct ServerListing<'a> {
+        name: &'a str,
+        transport: String,
+        defined_in: String,
+        tools: Vec<ToolListing<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct ToolListing<'a> {
+        name: &'a str,
+        from: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<&'a str>,
+        parameters: &'a Map<String, Value>,
+    }
+    let listing = Listing {
+        mcp_servers: servers
+            .servers()
+            .map(|(server, tools)| ServerListing {
+                name: &server.name,
+                transport: server.describe(),
+                defined_in: server.origin(),
+                tools: tools
+                    .iter()
+                    .map(|tool| ToolListing {
+                        name: &tool.offered,
+                        from: format!("tool '{}' of MCP server '{}'", tool.tool, tool.server),
+                        description: tool.description.as_deref(),
+                        parameters: &tool.input_schema,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let options = serde_saphyr::ser_options! { compact_list_indent: false };
+    serde_saphyr::to_string_with_options(&listing, options)
+        .unwrap_or_else(|e| format!("# could not render the MCP tools: {e}\n"))
+}
+
 /// Longest function name the model accepts (OpenAI's limit).
 const MAX_FUNCTION_NAME: usize = 64;
 
