@@ -13,6 +13,7 @@ mod demo;
 mod faults;
 mod formats;
 mod hello_world;
+mod mcp;
 mod secrets;
 mod sessions_examples;
 mod signals;
