@@ -19,7 +19,7 @@ if [[ -z "${DELTA_BIN:-}" || -z "${MOCK_LLM_BIN:-}" ]]; then
   echo "==> building delta and mock-llm (cargo build)" >&2
   # The binaries live in two packages (delta-engine, mock-llm): `--bin mock-llm` alone
   # only looks in the root package, so every package's binaries are asked for.
-  # tests/e2e/demo.rs checks these arguments against cargo's target selection.
+  # tests/it/e2e/demo.rs checks these arguments against cargo's target selection.
   cargo build --quiet --manifest-path "$root/Cargo.toml" --workspace --bins >&2
   # Wherever cargo puts them: CARGO_TARGET_DIR or build.target-dir may move target/.
   metadata="$(cargo metadata --quiet --format-version 1 --no-deps --manifest-path "$root/Cargo.toml")"

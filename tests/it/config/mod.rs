@@ -1,0 +1,8 @@
+//! Agent configuration: loading agent directories, the errors users see (pinned with insta
+//! snapshots), successful loads, and a fuzz test of the string-level parsers.
+
+mod errors;
+mod fuzz;
+mod loads;
+mod support;
+mod warnings;

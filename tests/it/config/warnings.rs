@@ -1,0 +1,98 @@
+//! Loads that succeed with warnings: deprecated file names and keys, unknown keys.
+
+use crate::config::support::{AGENT_YAML, AgentDir};
+use delta_engine::config::HookName;
+
+#[test]
+fn unknown_top_level_key_is_a_warning_with_a_suggestion() {
+    let dir = AgentDir::new().file(
+        "agent.yaml",
+        &format!("{AGENT_YAML}toolz: []\ncolour: blue\n"),
+    );
+    let agent = dir.agent();
+    let _settings = dir.snapshot_settings();
+    insta::assert_snapshot!(agent.warnings.join("\n"));
+}
+
+#[test]
+fn config_yaml_is_accepted_with_a_deprecation_warning() {
+    let dir = AgentDir::new()
+        .remove("agent.yaml")
+        .file("config.yaml", AGENT_YAML);
+    let agent = dir.agent();
+    assert_eq!(agent.config_file, dir.path("config.yaml"));
+    assert_eq!(
+        agent.warnings,
+        ["[DEPRECATION WARNING] config.yaml is deprecated; rename it to agent.yaml"]
+    );
+}
+
+#[test]
+fn agent_yaml_wins_over_config_yaml_with_a_warning() {
+    let dir = AgentDir::new().file("config.yaml", "name: old\nllm: {model: old-model}\n");
+    let agent = dir.agent();
+    assert_eq!(agent.name, "test-agent");
+    assert_eq!(agent.config_file, dir.path("agent.yaml"));
+    assert_eq!(agent.warnings.len(), 1);
+    insta::assert_snapshot!(agent.warnings[0]);
+}
+
+#[test]
+fn lifecycle_hooks_in_agent_yaml_load_with_a_deprecation_warning() {
+    let dir = AgentDir::new().file(
+        "agent.yaml",
+        &format!("{AGENT_YAML}lifecycle_hooks:\n  on_run_end:\n    command: [\"${{AGENT_HOME}}/cleanup.sh\"]\n"),
+    );
+    let agent = dir.agent();
+    let hook = agent.hooks.get(HookName::OnRunEnd).unwrap();
+    assert_eq!(hook.command, [format!("{}/cleanup.sh", dir.home.display())]);
+    insta::assert_snapshot!(agent.warnings.join("\n"));
+}
+
+#[test]
+fn hooks_key_in_agent_yaml_is_deprecated_too() {
+    let dir = AgentDir::new().file(
+        "agent.yaml",
+        &format!("{AGENT_YAML}hooks:\n  pre_llm_req: {{command: [x]}}\n"),
+    );
+    let agent = dir.agent();
+    assert!(agent.hooks.get(HookName::PreLlmRequest).is_some());
+    assert_eq!(
+        agent.warnings,
+        [
+            "[DEPRECATION WARNING] `hooks` in agent.yaml is deprecated; move these hooks to \
+          hooks.yaml in the agent directory"
+        ]
+    );
+}
+
+#[test]
+fn hooks_yaml_takes_precedence_over_lifecycle_hooks() {
+    let dir = AgentDir::new()
+        .file(
+            "agent.yaml",
+            &format!("{AGENT_YAML}lifecycle_hooks:\n  on_run_end: {{command: [old]}}\n"),
+        )
+        .file("hooks.yaml", "on_error: {command: [new]}\n");
+    let agent = dir.agent();
+    assert!(agent.hooks.get(HookName::OnRunEnd).is_none());
+    assert_eq!(agent.hooks.get(HookName::OnError).unwrap().command, ["new"]);
+    insta::assert_snapshot!(agent.warnings.join("\n"));
+}
+
+#[test]
+fn duplicate_tool_in_one_file_warns_and_the_later_wins() {
+    let dir = AgentDir::new().file(
+        "agent.yaml",
+        &format!("{AGENT_YAML}tools:\n  - name: t\n    exec: ls\n  - name: t\n    exec: pwd\n"),
+    );
+    let agent = dir.agent();
+    assert_eq!(agent.tools.len(), 1);
+    let _settings = dir.snapshot_settings();
+    insta::assert_snapshot!(agent.warnings.join("\n"));
+}
+
+#[test]
+fn a_valid_agent_has_no_warnings() {
+    assert!(AgentDir::new().agent().warnings.is_empty());
+}

@@ -1,0 +1,16 @@
+//! End-to-end tests of `delta run`: the built binary against mock-llm on 127.0.0.1, in
+//! throw-away directories. What is checked is what a user or orchestrator can see: exit
+//! codes, stdout, stderr, and the files under `.delta/`.
+
+mod concurrency;
+mod demo;
+mod faults;
+mod formats;
+mod hello_world;
+mod mcp;
+mod secrets;
+mod sessions_examples;
+mod signals;
+mod stateless;
+mod tool_output;
+mod workspaces;
