@@ -7,9 +7,7 @@
 //! group: the engine starts it as a group leader) and leaves a `sleep` in the group, so
 //! that "the group is gone" proves the whole group was killed, not just the server.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
@@ -23,8 +21,9 @@ use crate::support::run::{
 
 /// The test server's entry point, or `None` (a loud failure in CI) when not installed.
 fn server_js() -> Option<PathBuf> {
-    let path = Path::new(ROOT)
-        .join("tests/mcp-server/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let path = Path::new(ROOT).join(
+        "tests/mcp-server/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
     if path.is_file() {
         return Some(path);
     }
@@ -134,14 +133,20 @@ fn script(steps: &[&[(&str, &str)]]) -> String {
         }
         previous = calls.len();
     }
-    text.push_str(&format!("  - message: {{content: done, repeat: {}}}\n", previous.max(1)));
+    text.push_str(&format!(
+        "  - message: {{content: done, repeat: {}}}\n",
+        previous.max(1)
+    ));
     text
 }
 
 #[test]
 fn tool_expand_lists_the_servers_tools_and_where_they_come_from() {
     let Some(js) = server_js() else { return };
-    let test = Test::new().agent("agent", &agent_yaml(&js, "    tools: [echo, get-tiny-image]\n"));
+    let test = Test::new().agent(
+        "agent",
+        &agent_yaml(&js, "    tools: [echo, get-tiny-image]\n"),
+    );
     let run = test
         .args(["tool", "expand", "agent"])
         .run()
@@ -151,7 +156,11 @@ fn tool_expand_lists_the_servers_tools_and_where_they_come_from() {
         .stdout_has("      - name: everything__get-tiny-image\n")
         .stdout_has("agent.yaml:5\n")
         .stdout_has("            message:\n");
-    assert!(!run.stdout().contains("get-structured-content"), "{}", run.stdout());
+    assert!(
+        !run.stdout().contains("get-structured-content"),
+        "{}",
+        run.stdout()
+    );
     // `delta tool expand` ran in the test directory: ${CWD} is it.
     assert_no_server_left(run.path());
 }
@@ -161,7 +170,10 @@ fn a_run_calls_text_structured_and_image_tools_and_records_them() {
     let Some(js) = server_js() else { return };
     let mock = mock(&script(&[&[
         ("everything__echo", r#"{"message": "hello from delta"}"#),
-        ("everything__get-structured-content", r#"{"location": "Chicago"}"#),
+        (
+            "everything__get-structured-content",
+            r#"{"location": "Chicago"}"#,
+        ),
         ("everything__get-tiny-image", "{}"),
     ]]));
     let test = delta(Test::new().agent("agent", &agent_yaml(&js, "")), &mock);
@@ -194,20 +206,35 @@ fn a_run_calls_text_structured_and_image_tools_and_records_them() {
     assert_eq!(weather["conditions"], "Light rain / drizzle");
 
     // io/ holds each request and full result; the image is a PNG file beside it.
-    let dir = |i: usize| format!("io/tool_executions/{}", results[i]["execution_ref"].as_str().expect("ref"));
-    let request: Value = serde_json::from_str(&files.read(&format!("{}/request.json", dir(0)))).expect("JSON");
+    let dir = |i: usize| {
+        format!(
+            "io/tool_executions/{}",
+            results[i]["execution_ref"].as_str().expect("ref")
+        )
+    };
+    let request: Value =
+        serde_json::from_str(&files.read(&format!("{}/request.json", dir(0)))).expect("JSON");
     assert_eq!(request["arguments"]["message"], "hello from delta");
-    assert_eq!(files.read(&format!("{}/command.txt", dir(0))), "mcp:everything/echo\n");
+    assert_eq!(
+        files.read(&format!("{}/command.txt", dir(0))),
+        "mcp:everything/echo\n"
+    );
     assert_eq!(files.read(&format!("{}/exit_code.txt", dir(0))), "0\n");
-    let structured: Value = serde_json::from_str(&files.read(&format!("{}/result.json", dir(1)))).expect("JSON");
+    let structured: Value =
+        serde_json::from_str(&files.read(&format!("{}/result.json", dir(1)))).expect("JSON");
     assert_eq!(structured["structuredContent"]["humidity"], 82);
-    let image = std::fs::read(files.dir.join(format!("{}/content-2.png", dir(2)))).expect("the image file");
+    let image =
+        std::fs::read(files.dir.join(format!("{}/content-2.png", dir(2)))).expect("the image file");
     assert_eq!(&image[..4], b"\x89PNG");
     assert!(
         results[2]["observation_content"]
             .as_str()
             .expect("text")
-            .contains(&format!("[image (image/png, {} bytes) saved as {}/content-2.png]", image.len(), dir(2))),
+            .contains(&format!(
+                "[image (image/png, {} bytes) saved as {}/content-2.png]",
+                image.len(),
+                dir(2)
+            )),
         "{}",
         results[2]
     );
@@ -219,8 +246,299 @@ fn a_run_calls_text_structured_and_image_tools_and_records_them() {
         .iter()
         .find(|t| t["function"]["name"] == "everything__echo")
         .expect("everything__echo offered");
-    assert_eq!(echo["function"]["parameters"]["required"], serde_json::json!(["message"]));
+    assert_eq!(
+        echo["function"]["parameters"]["required"],
+        serde_json::json!(["message"])
+    );
     assert!(files.dir.join("io/mcp/everything/stderr.log").is_file());
     assert_no_server_left(&run.path().join("ws"));
     assert_no_secret(run.path());
+}
+
+/// Runs `script` against the test agent (`extra` added to the server's entry) in `ws`;
+/// returns the finished run, its files, and the workspace.
+fn run_script(script: &str, extra: &str, code: i32) -> (crate::support::harness::Run, RunFiles) {
+    let js = server_js().expect("checked by the caller");
+    let mock = mock(script);
+    let run = delta(Test::new().agent("agent", &agent_yaml(&js, extra)), &mock)
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
+        ])
+        .run()
+        .code(code);
+    let files = only_run(&run.path().join("ws"));
+    (run, files)
+}
+
+#[test]
+fn an_unknown_tool_name_is_an_error_observation_and_the_run_goes_on() {
+    if server_js().is_none() {
+        return;
+    }
+    let script = script(&[
+        &[("everything__nope", "{}")],
+        &[("everything__echo", r#"{"message": "still here"}"#)],
+    ]);
+    let (run, files) = run_script(&script, "    tools: [echo]\n", 0);
+    let results = results(&files);
+    assert_eq!(results[0]["status"], "ERROR");
+    assert_eq!(
+        results[0]["observation_content"],
+        "Error: there is no tool named 'everything__nope'. Available tools: everything__echo, \
+         ask_human. Call one of these instead."
+    );
+    assert_eq!(results[1]["status"], "SUCCESS");
+    assert_eq!(results[1]["observation_content"], "Echo: still here");
+    assert_no_server_left(&run.path().join("ws"));
+}
+
+#[test]
+fn invalid_arguments_are_an_error_observation_and_the_run_goes_on() {
+    if server_js().is_none() {
+        return;
+    }
+    let script = script(&[
+        &[("everything__echo", r#"{"text": 42}"#)],
+        &[("everything__echo", r#"{"message": "fixed"}"#)],
+    ]);
+    let (run, files) = run_script(&script, "", 0);
+    let results = results(&files);
+    assert_eq!(results[0]["status"], "ERROR");
+    let text = results[0]["observation_content"].as_str().expect("text");
+    assert!(text.starts_with("Error: "), "{text}");
+    assert!(
+        text.contains("message"),
+        "names the missing argument: {text}"
+    );
+    assert_eq!(results[1]["observation_content"], "Echo: fixed");
+    assert_no_server_left(&run.path().join("ws"));
+}
+
+#[test]
+fn a_tool_that_reports_an_error_is_an_error_observation() {
+    if server_js().is_none() {
+        return;
+    }
+    let script = script(&[&[(
+        "everything__gzip-file-as-resource",
+        r#"{"name": "x.gz", "data": "ftp://localhost/x"}"#,
+    )]]);
+    let (run, files) = run_script(&script, "", 0);
+    let results = results(&files);
+    assert_eq!(results[0]["status"], "ERROR");
+    let text = results[0]["observation_content"].as_str().expect("text");
+    assert!(
+        text.starts_with("Error: the tool reported an error: ")
+            && text.contains("Unsupported URL protocol"),
+        "{text}"
+    );
+    let dir = format!(
+        "io/tool_executions/{}",
+        results[0]["execution_ref"].as_str().expect("ref")
+    );
+    assert_eq!(files.read(&format!("{dir}/exit_code.txt")), "tool error\n");
+    let result: Value =
+        serde_json::from_str(&files.read(&format!("{dir}/result.json"))).expect("JSON");
+    assert_eq!(result["isError"], true);
+    assert_no_server_left(&run.path().join("ws"));
+}
+
+#[test]
+fn a_call_that_outlasts_timeout_ms_is_an_error_observation_and_the_server_serves_on() {
+    if server_js().is_none() {
+        return;
+    }
+    let script = script(&[
+        &[(
+            "everything__trigger-long-running-operation",
+            r#"{"duration": 30, "steps": 1}"#,
+        )],
+        &[("everything__echo", r#"{"message": "after the timeout"}"#)],
+    ]);
+    let (run, files) = run_script(&script, "    timeout_ms: 1000\n", 0);
+    let results = results(&files);
+    assert_eq!(results[0]["status"], "ERROR");
+    assert_eq!(
+        results[0]["observation_content"],
+        "Error: MCP server 'everything' did not answer the call to \
+         'trigger-long-running-operation' within 1000 ms; the call was abandoned and its \
+         effects are unknown."
+    );
+    assert_eq!(results[1]["observation_content"], "Echo: after the timeout");
+    assert_eq!(
+        server_groups(&run.path().join("ws")).len(),
+        1,
+        "not restarted"
+    );
+    assert_no_server_left(&run.path().join("ws"));
+}
+
+#[test]
+fn a_server_killed_mid_call_is_an_error_observation_and_restarts_for_the_next_call() {
+    let Some(js) = server_js() else { return };
+    let script = script(&[
+        &[(
+            "everything__trigger-long-running-operation",
+            r#"{"duration": 60, "steps": 1}"#,
+        )],
+        &[("everything__echo", r#"{"message": "back again"}"#)],
+    ]);
+    let mock = mock(&script);
+    let test = delta(Test::new().agent("agent", &agent_yaml(&js, "")), &mock).args([
+        "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
+    ]);
+    let child = test.spawn();
+    let workspace = test.path().join("ws");
+    let journal = workspace.join(".delta/r1/journal.jsonl");
+    wait_until("the long call to start", || {
+        std::fs::read_to_string(&journal).is_ok_and(|j| j.contains("ACTION_REQUEST"))
+    });
+    let pgid = server_groups(&workspace)[0];
+    killpg(Pid::from_raw(pgid), Signal::SIGKILL).expect("kill the server's group");
+    let output = child.wait_with_output().expect("wait for delta");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let files = only_run(&workspace);
+    let results = results(&files);
+    assert_eq!(results[0]["status"], "ERROR");
+    let text = results[0]["observation_content"].as_str().expect("text");
+    assert!(
+        text.starts_with(
+            "Error: MCP server 'everything' stopped during the call to \
+             'trigger-long-running-operation' (killed by SIGKILL)"
+        ) && text.ends_with("It will be restarted for the next call."),
+        "{text}"
+    );
+    assert_eq!(results[1]["status"], "SUCCESS");
+    assert_eq!(results[1]["observation_content"], "Echo: back again");
+    assert_eq!(server_groups(&workspace).len(), 2, "restarted once");
+    assert_no_server_left(&workspace);
+}
+
+#[test]
+fn a_command_that_does_not_exist_fails_the_run_at_start_with_126() {
+    let mock = mock("steps:\n  - message: {content: never asked}\n");
+    let agent = "name: ghost\nllm: {model: test-model}\nmcp_servers:\n  ghost:\n    command: [definitely-not-a-program-e2e]\n";
+    let run = delta(Test::new().agent("agent", agent), &mock)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
+        .run()
+        .code(126)
+        .stderr_has("MCP server 'ghost' (")
+        .stderr_has("cannot run 'definitely-not-a-program-e2e'")
+        .stderr_has("is 'definitely-not-a-program-e2e' installed and on PATH");
+    assert!(mock.requests().is_empty(), "no LLM call was made");
+    let files = only_run(&run.path().join("ws"));
+    assert_consistent(&files, "FAILED");
+    assert_eq!(files.metadata()["error"]["type"], "ConfigError");
+    assert_eq!(files.types(), ["RUN_START", "RUN_END"]);
+}
+
+#[test]
+fn a_server_that_never_answers_the_handshake_fails_the_run_at_start_with_126() {
+    let mock = mock("steps:\n  - message: {content: never asked}\n");
+    let agent = "name: mute\nllm: {model: test-model}\nmcp_servers:\n  mute:\n    command: [sh, -c, 'echo $$ > \"${CWD}/server.pids\"; exec sleep 300']\n    startup_timeout_ms: 500\n";
+    let run = delta(Test::new().agent("agent", agent), &mock)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
+        .run()
+        .code(126)
+        .stderr_has("MCP server 'mute' (")
+        .stderr_has("did not complete the MCP handshake within 500 ms")
+        .stderr_has("raise `startup_timeout_ms`");
+    assert!(mock.requests().is_empty(), "no LLM call was made");
+    assert_no_server_left(&run.path().join("ws"));
+}
+
+#[test]
+fn no_server_is_left_after_a_failed_run() {
+    if server_js().is_none() {
+        return;
+    }
+    let (run, files) = run_script("steps:\n  - error: {status: 400}\n", "", 1);
+    assert_eq!(files.metadata()["status"], "FAILED");
+    assert_no_server_left(&run.path().join("ws"));
+}
+
+#[test]
+fn no_server_is_left_after_the_budget_is_spent() {
+    let Some(js) = server_js() else { return };
+    let mock = mock(&script(&[&[("everything__echo", r#"{"message": "one"}"#)]]));
+    let run = delta(Test::new().agent("agent", &agent_yaml(&js, "")), &mock)
+        .args([
+            "run",
+            "--agent",
+            "agent",
+            "-w",
+            "ws",
+            "-m",
+            "go",
+            "--max-iterations",
+            "1",
+        ])
+        .run()
+        .code(1);
+    let files = only_run(&run.path().join("ws"));
+    assert_eq!(files.metadata()["status"], "INTERRUPTED");
+    assert_no_server_left(&run.path().join("ws"));
+}
+
+#[test]
+fn no_server_is_left_while_waiting_for_a_human_and_continue_starts_it_again() {
+    let Some(js) = server_js() else { return };
+    let script = "mode: by_conversation\nsteps:\n  - message:\n      tool_calls:\n        - {name: ask_human, arguments: {prompt: \"Say something\"}}\n  - message:\n      tool_calls:\n        - {name: everything__echo, arguments: {message: \"after the pause\"}}\n  - message: {content: done}\n";
+    let mock = mock(script);
+    let test = delta(Test::new().agent("agent", &agent_yaml(&js, "")), &mock);
+    let run = test
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
+        ])
+        .run()
+        .code(101);
+    let workspace = run.path().join("ws");
+    assert_no_server_left(&workspace);
+    let run = delta(run.then(), &mock)
+        .args(["continue", "--run-id", "r1", "-w", "ws", "-m", "hello"])
+        .run()
+        .code(0);
+    let files = only_run(&run.path().join("ws"));
+    let results = results(&files);
+    assert_eq!(
+        results.last().expect("a result")["observation_content"],
+        "Echo: after the pause"
+    );
+    assert_eq!(
+        server_groups(&workspace).len(),
+        2,
+        "started again by continue"
+    );
+    assert_no_server_left(&workspace);
+}
+
+#[test]
+fn sigterm_during_a_call_stops_the_server_and_interrupts_the_run() {
+    let Some(js) = server_js() else { return };
+    let script = script(&[&[(
+        "everything__trigger-long-running-operation",
+        r#"{"duration": 60, "steps": 1}"#,
+    )]]);
+    let mock = mock(&script);
+    let test = delta(Test::new().agent("agent", &agent_yaml(&js, "")), &mock).args([
+        "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
+    ]);
+    let child = test.spawn();
+    let workspace = test.path().join("ws");
+    let journal = workspace.join(".delta/r1/journal.jsonl");
+    wait_until("the long call to start", || {
+        std::fs::read_to_string(&journal).is_ok_and(|j| j.contains("ACTION_REQUEST"))
+    });
+    let pid = Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    kill(pid, Signal::SIGTERM).expect("signal delta");
+    let output = child.wait_with_output().expect("wait for delta");
+    assert_eq!(output.status.code(), Some(130));
+    let files = only_run(&workspace);
+    assert_consistent(&files, "INTERRUPTED");
+    assert_no_server_left(&workspace);
 }
