@@ -74,6 +74,17 @@ type Client = RunningService<RoleClient, ClientConfig>;
 pub(super) struct Connection {
     client: Client,
     process: Option<Process>,
+    /// The transport failed during a call: the server is treated as gone.
+    lost: bool,
+}
+
+/// Why a call got no result.
+#[derive(Debug)]
+pub(super) enum CallError {
+    /// The server answered with a JSON-RPC error (unknown tool, invalid arguments…).
+    Refused(String),
+    /// The connection failed: the server crashed, exited or hung up.
+    Lost(String),
 }
 
 /// A stdio server's process: the leader of its own process group.
@@ -200,7 +211,14 @@ impl Connection {
                 input_schema: (*tool.input_schema).clone(),
             })
             .collect();
-        Ok((Self { client, process }, listed))
+        Ok((
+            Self {
+                client,
+                process,
+                lost: false,
+            },
+            listed,
+        ))
     }
 
     /// Calls one tool; the result as JSON, as the server sent it.
@@ -208,23 +226,40 @@ impl Connection {
         &mut self,
         tool: &str,
         arguments: Map<String, Value>,
-    ) -> Result<Value, rmcp::ServiceError> {
+    ) -> Result<Value, CallError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(arguments);
-        let result = self.client.call_tool(params).await?;
-        Ok(serde_json::to_value(&result).unwrap_or(Value::Null))
+        match self.client.call_tool(params).await {
+            Ok(result) => Ok(serde_json::to_value(&result).unwrap_or(Value::Null)),
+            Err(rmcp::ServiceError::McpError(error)) => Err(CallError::Refused(error.to_string())),
+            Err(error) => {
+                self.lost = true;
+                // A killed server closes its pipes before it becomes a zombie: give its
+                // exit a moment to be seen, for the observation.
+                if let Some(process) = &self.process {
+                    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+                    while !process.has_exited() && tokio::time::Instant::now() < deadline {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
+                Err(CallError::Lost(error.to_string()))
+            }
+        }
     }
 
     /// Whether the server is gone: its process exited or its connection closed.
     pub(super) fn is_down(&self) -> bool {
-        self.client.is_closed() || self.process.as_ref().is_some_and(Process::has_exited)
+        self.lost
+            || self.client.is_closed()
+            || self.process.as_ref().is_some_and(Process::has_exited)
     }
 
     /// How a dead stdio server ended, for observations.
-    pub(super) fn exit_text(&self) -> String {
+    /// `detail` is the transport's error, said when the server did not exit.
+    pub(super) fn exit_text(&self, detail: &str) -> String {
         match &self.process {
-            Some(process) => process.exit_text(),
-            None => "connection closed".into(),
+            Some(process) if process.has_exited() => process.exit_text(),
+            Some(_) | None => format!("its connection was lost: {detail}"),
         }
     }
 

@@ -20,7 +20,7 @@ pub use result::{CallRecord, McpCallOutcome, write_call_record};
 
 use crate::config::{MCP_TOOL_SEPARATOR, McpServer};
 use crate::secrets::Redactor;
-use connection::Connection;
+use connection::{CallError, Connection};
 
 /// `delta tool expand`'s view of the servers: each tool with the name the model sees,
 /// where it came from, and its argument schema, as YAML.
@@ -275,35 +275,32 @@ impl McpServers {
         let elapsed = started.elapsed();
         match result {
             Ok(Ok(result)) => McpCallOutcome::from_result(result, elapsed),
-            Ok(Err(error)) => {
-                if connection.is_down() {
-                    let exit = connection.exit_text();
-                    let restart = if slot.restarted {
-                        "It was already restarted once and will not be again in this run."
-                    } else {
-                        "It will be restarted for the next call."
-                    };
-                    McpCallOutcome::error(
-                        format!(
-                            "Error: MCP server '{}' stopped during the call to '{}' ({exit}); \
-                             the call's effects are unknown. {restart}",
-                            tool.server, tool.tool
-                        ),
-                        "crashed",
-                        elapsed,
-                    )
+            Ok(Err(CallError::Lost(detail))) => {
+                let exit = connection.exit_text(&detail);
+                let restart = if slot.restarted {
+                    "It was already restarted once and will not be again in this run."
                 } else {
-                    McpCallOutcome::error(
-                        format!(
-                            "Error: MCP server '{}' refused the call to '{}': {error}. Check \
-                             the tool's name and its arguments against its schema.",
-                            tool.server, tool.tool
-                        ),
-                        "error",
-                        elapsed,
-                    )
-                }
+                    "It will be restarted for the next call."
+                };
+                McpCallOutcome::error(
+                    format!(
+                        "Error: MCP server '{}' stopped during the call to '{}' ({exit}); the \
+                         call's effects are unknown. {restart}",
+                        tool.server, tool.tool
+                    ),
+                    "crashed",
+                    elapsed,
+                )
             }
+            Ok(Err(CallError::Refused(error))) => McpCallOutcome::error(
+                format!(
+                    "Error: MCP server '{}' refused the call to '{}': {error}. Check the \
+                     tool's name and its arguments against its schema.",
+                    tool.server, tool.tool
+                ),
+                "error",
+                elapsed,
+            ),
             Err(_) => McpCallOutcome::error(
                 format!(
                     "Error: MCP server '{}' did not answer the call to '{}' within {} ms; the \

@@ -542,3 +542,145 @@ fn sigterm_during_a_call_stops_the_server_and_interrupts_the_run() {
     assert_consistent(&files, "INTERRUPTED");
     assert_no_server_left(&workspace);
 }
+
+/// A process killed when the test ends, however it ends.
+struct Background(std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// server-everything in streamable-HTTP mode behind `bearer-proxy.mjs`, which answers
+/// 401 unless the request carries `Authorization: Bearer <token>`. Returns both processes
+/// and the proxy's `/mcp` URL.
+fn http_server(js: &Path, token: &str) -> (Background, Background, String) {
+    use std::io::BufRead as _;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let upstream = Background(
+        std::process::Command::new("node")
+            .arg(js)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start server-everything over HTTP"),
+    );
+    wait_until("the HTTP server to listen", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let mut proxy = Background(
+        std::process::Command::new("node")
+            .arg(Path::new(ROOT).join("tests/mcp-server/bearer-proxy.mjs"))
+            .env("MCP_EXPECTED_TOKEN", token)
+            .env("MCP_UPSTREAM_PORT", port.to_string())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the bearer proxy"),
+    );
+    let stdout = proxy.0.stdout.take().expect("proxy stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the proxy's port");
+    let url = format!("http://127.0.0.1:{}/mcp", line.trim());
+    (upstream, proxy, url)
+}
+
+/// Fails when `needle` is in any file under `dir`.
+#[track_caller]
+fn assert_in_no_file(dir: &Path, needle: &str) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(
+                std::fs::read_dir(&path)
+                    .expect("list")
+                    .map(|e| e.expect("entry").path()),
+            );
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            let found = bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+            assert!(!found, "{needle} was written to {}", path.display());
+        }
+    }
+}
+
+const BEARER_CANARY: &str = "mcp-bearer-canary-7d41f0c2";
+const HEADER_CANARY: &str = "mcp-header-canary-51be9a03";
+
+fn http_agent(url: &str) -> String {
+    format!(
+        "name: over-http\nllm: {{model: test-model}}\nmcp_servers:\n  web:\n    url: {url}\n    \
+         bearer_token_env: MCP_TEST_TOKEN\n    headers: {{X-Trace: MCP_TEST_HEADER}}\n    \
+         tools: [echo, get-structured-content]\n"
+    )
+}
+
+#[test]
+fn a_streamable_http_server_is_called_with_a_bearer_token_that_no_file_holds() {
+    let Some(js) = server_js() else { return };
+    let (_upstream, _proxy, url) = http_server(&js, BEARER_CANARY);
+    let script = script(&[&[
+        ("web__echo", r#"{"message": "over http"}"#),
+        ("web__get-structured-content", r#"{"location": "New York"}"#),
+    ]]);
+    let mock = mock(&script);
+    let run = delta(Test::new().agent("agent", &http_agent(&url)), &mock)
+        .env("MCP_TEST_TOKEN", BEARER_CANARY)
+        .env("MCP_TEST_HEADER", HEADER_CANARY)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
+        .run()
+        .code(0);
+    let files = only_run(&run.path().join("ws"));
+    assert_consistent(&files, "COMPLETED");
+    let results = results(&files);
+    assert_eq!(results[0]["status"], "SUCCESS");
+    assert_eq!(results[0]["observation_content"], "Echo: over http");
+    assert_eq!(results[1]["status"], "SUCCESS");
+    assert_eq!(requests(&files)[0]["resolved_command"], "mcp:web/echo");
+    assert!(!run.stderr().contains(BEARER_CANARY));
+    assert_in_no_file(run.path(), BEARER_CANARY);
+    assert_in_no_file(run.path(), HEADER_CANARY);
+    assert_no_secret(run.path());
+}
+
+#[test]
+fn a_wrong_bearer_token_fails_the_run_at_start_with_126() {
+    let Some(js) = server_js() else { return };
+    let (_upstream, _proxy, url) = http_server(&js, BEARER_CANARY);
+    let mock = mock("steps:\n  - message: {content: never asked}\n");
+    let run = delta(Test::new().agent("agent", &http_agent(&url)), &mock)
+        .env("MCP_TEST_TOKEN", "mcp-wrong-token-canary")
+        .env("MCP_TEST_HEADER", HEADER_CANARY)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
+        .run()
+        .code(126)
+        .stderr_has("MCP server 'web' (");
+    assert!(mock.requests().is_empty(), "no LLM call was made");
+    assert!(!run.stderr().contains("mcp-wrong-token-canary"));
+    assert_in_no_file(run.path(), "mcp-wrong-token-canary");
+}
+
+#[test]
+fn a_missing_token_variable_fails_the_run_at_start_naming_it() {
+    let mock = mock("steps:\n  - message: {content: never asked}\n");
+    Test::new()
+        .agent("agent", &http_agent("http://127.0.0.1:9/mcp"))
+        .env("DELTA_BASE_URL", &mock.base_url())
+        .env("DELTA_API_KEY", crate::support::run::API_KEY)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
+        .run()
+        .code(126)
+        .stderr_has(
+            "needs the environment variable MCP_TEST_HEADER (header X-Trace), which is not set",
+        )
+        .stderr_has("export MCP_TEST_HEADER before the run");
+    assert!(mock.requests().is_empty(), "no LLM call was made");
+}
