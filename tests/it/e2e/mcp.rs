@@ -684,3 +684,41 @@ fn a_missing_token_variable_fails_the_run_at_start_naming_it() {
         .stderr_has("export MCP_TEST_HEADER before the run");
     assert!(mock.requests().is_empty(), "no LLM call was made");
 }
+
+#[test]
+fn hooks_fire_around_mcp_calls_and_a_pre_tool_hook_can_skip_one() {
+    let Some(js) = server_js() else { return };
+    let script = script(&[&[
+        ("everything__echo", r#"{"message": "forbidden words"}"#),
+        ("everything__echo", r#"{"message": "kind words"}"#),
+    ]]);
+    let mock = mock(&script);
+    let block = r#"io="$DELTA_HOOK_IO_PATH"; if grep -q forbidden "${io}input/payload.dat"; then printf '%s' '{"skip": true, "observation": "Blocked by policy."}' > "${io}output/control.json"; fi"#;
+    let hooks = format!(
+        "pre_tool_execution:\n  command: [sh, -c, {}]\npost_tool_execution:\n  command: [sh, -c, 'cat \"${{DELTA_HOOK_IO_PATH}}input/payload.dat\" >> \"${{CWD}}/post.log\"; echo >> \"${{CWD}}/post.log\"']\n",
+        serde_json::to_string(block).expect("string")
+    );
+    let test = Test::new()
+        .agent("agent", &agent_yaml(&js, ""))
+        .file("agent/hooks.yaml", &hooks);
+    let run = delta(test, &mock)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
+        .run()
+        .code(0);
+    let files = only_run(&run.path().join("ws"));
+    assert_consistent(&files, "COMPLETED");
+    let results = results(&files);
+    assert_eq!(results[0]["status"], "ERROR");
+    assert_eq!(results[0]["observation_content"], "Blocked by policy.");
+    let skipped = files
+        .dir
+        .join("io/tool_executions")
+        .join(results[0]["execution_ref"].as_str().expect("ref"));
+    assert!(!skipped.exists(), "nothing was called for the skipped call");
+    assert_eq!(results[1]["observation_content"], "Echo: kind words");
+    // The post-tool hook saw both calls, each with its MCP "command".
+    let post = run.read("ws/post.log");
+    assert_eq!(post.matches("mcp:everything/echo").count(), 2, "{post}");
+    assert!(post.contains("Echo: kind words"), "{post}");
+    assert_no_server_left(&run.path().join("ws"));
+}
