@@ -204,7 +204,7 @@ pub(crate) fn validate(
                         )
                         .help("use letters, digits and `-`, e.g. `X-Api-Key`")
                     })?;
-                    env_reference(variable, "header values", file)?;
+                    env_reference(variable, "a header's value", file)?;
                     Ok((header.value.clone(), variable.value.clone()))
                 })
                 .collect::<Result<_, ConfigError>>()?;
@@ -212,7 +212,7 @@ pub(crate) fn validate(
                 .bearer_token_env
                 .as_ref()
                 .map(|variable| {
-                    env_reference(variable, "bearer_token_env", file)?;
+                    env_reference(variable, "`bearer_token_env`", file)?;
                     Ok::<_, ConfigError>(variable.value.clone())
                 })
                 .transpose()?;
@@ -253,7 +253,7 @@ fn env_reference(variable: &Spanned<String>, what: &str, file: &Path) -> Result<
         ConfigError::new(
             file,
             format!(
-                "{what} name an environment variable, and `{}` is not a variable name",
+                "{what} must name an environment variable; `{}` is not a variable name",
                 sanitize(&variable.value)
             ),
         )

@@ -4,5 +4,6 @@
 mod errors;
 mod fuzz;
 mod loads;
+mod mcp;
 mod support;
 mod warnings;
