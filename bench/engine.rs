@@ -17,14 +17,14 @@ use std::time::{Duration, Instant};
 
 use delta_engine::config::load_agent;
 use delta_engine::context::{ContextEnv, build_context};
-use delta_engine::engine::{EngineEvent, NewRun, Observer, Shutdown, start_run};
+use delta_engine::engine::{ActiveRun, EngineEvent, NewRun, Observer, Origin, Shutdown};
 use delta_engine::journal::{
     ActionRequest, ActionResult, ActionStatus, EventPayload, FsyncPolicy, Journal, RunStart,
     Thought, ToolCall, read_journal,
 };
 use delta_engine::llm::{ClientSettings, Credentials, LlmClient};
+use delta_engine::process::OutputPolicy;
 use delta_engine::run::{RunId, read_metadata};
-use delta_engine::tool::OutputPolicy;
 use mock_llm::{MockServer, Script};
 
 const ITERATIONS: u32 = 100;
@@ -112,17 +112,16 @@ fn loop_overhead() {
         let mut timings = Timings::default();
         let started = Instant::now();
         let paths = runtime.block_on(async {
-            let active = start_run(NewRun {
-                agent: &agent,
+            let new = NewRun {
                 workspace: &workspace,
                 workspace_id: None,
                 run_id: RunId::parse(&format!("bench-{repeat}")).unwrap(),
                 task: "benchmark",
                 max_iterations: ITERATIONS,
                 fsync: FsyncPolicy::OnSync,
-                output: OutputPolicy::default(),
-            })
-            .unwrap();
+            };
+            let active =
+                ActiveRun::begin(Origin::New(new), &agent, OutputPolicy::default()).unwrap();
             active
                 .drive(&agent, &llm, &mut timings, Shutdown::never())
                 .await

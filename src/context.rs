@@ -18,8 +18,8 @@ use std::time::Duration;
 use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
 use crate::journal::{Event, EventPayload, Thought};
 use crate::llm::{AssistantMessage, ChatMessage, ToolCall};
+use crate::process::{OutputPolicy, ProcessError, ProcessOptions, run_process};
 use crate::secrets::Redactor;
-use crate::tool::{OutputPolicy, ProcessError, ProcessOptions, run_process};
 
 /// What a tool message says when the journal holds no result for a tool call (the run
 /// stopped between THOUGHT and ACTION_RESULT). The API rejects a request in which a tool

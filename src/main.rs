@@ -3,6 +3,9 @@
 //! Everything else lives in `delta_engine::cli`; this file is the one place where an
 //! error is printed and turned into the process's exit code.
 
+// The command line renders; printing is denied everywhere else in the workspace.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::process::ExitCode;
 
 use delta_engine::cli;

@@ -6,6 +6,7 @@
 //! on disk, never from the engine's memory, so what is printed is what a later
 //! `cat .delta/{run_id}/metadata.json` shows.
 
+mod exit;
 mod list;
 
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use exit::{Exit, exit_code_for};
 pub use list::{
     ListedStatus, RunFilter, RunListing, RunListingArray, format_age, list_runs, render_runs_json,
     render_runs_raw, render_runs_text,
@@ -25,23 +27,6 @@ use crate::run::{
 
 /// The `schema_version` of [`RunResult`].
 pub const RUN_RESULT_SCHEMA_VERSION: &str = "2.0";
-
-/// Process exit codes (the project-wide table).
-pub mod exit_code {
-    /// The run COMPLETED.
-    pub const COMPLETED: i32 = 0;
-    /// The run FAILED, or its iteration budget was spent (INTERRUPTED with
-    /// `MaxIterationsReached`).
-    pub const FAILED: i32 = 1;
-    /// Command-line usage error.
-    pub const USAGE: i32 = 2;
-    /// The run is WAITING_FOR_INPUT.
-    pub const WAITING_FOR_INPUT: i32 = 101;
-    /// Configuration or permission error.
-    pub const CONFIG: i32 = 126;
-    /// Interrupted by a signal.
-    pub const INTERRUPTED: i32 = 130;
-}
 
 /// What can go wrong producing output.
 #[derive(Debug, thiserror::Error)]
@@ -267,33 +252,10 @@ impl RunResult {
         Self::from_metadata(&metadata, interaction.as_ref())
     }
 
-    /// The process exit code for this result; see [`exit_code_for`].
+    /// The process exit code for this result; see [`Exit::for_run`].
     #[must_use]
-    pub fn exit_code(&self) -> i32 {
-        exit_code_of(self.status.into(), self.error.as_ref())
-    }
-}
-
-/// The exit code for a run in the state `metadata` describes:
-/// COMPLETED 0; FAILED 1 (126 when `error.type` is `ConfigError`); WAITING_FOR_INPUT 101;
-/// INTERRUPTED 1 when the budget was spent (`error.type` `MaxIterationsReached`), else
-/// 130 (signal); RUNNING — never a final state — 1.
-#[must_use]
-pub fn exit_code_for(metadata: &Metadata) -> i32 {
-    exit_code_of(metadata.status, metadata.error.as_ref())
-}
-
-fn exit_code_of(status: RunStatus, error: Option<&ErrorInfo>) -> i32 {
-    let error_type = error.map(|e| &e.error_type);
-    match status {
-        RunStatus::Completed => exit_code::COMPLETED,
-        RunStatus::Failed if error_type == Some(&ErrorType::ConfigError) => exit_code::CONFIG,
-        RunStatus::Failed | RunStatus::Running => exit_code::FAILED,
-        RunStatus::WaitingForInput => exit_code::WAITING_FOR_INPUT,
-        RunStatus::Interrupted if error_type == Some(&ErrorType::MaxIterationsReached) => {
-            exit_code::FAILED
-        }
-        RunStatus::Interrupted => exit_code::INTERRUPTED,
+    pub fn exit_code(&self) -> Exit {
+        Exit::for_run(self.status.into(), self.error.as_ref())
     }
 }
 

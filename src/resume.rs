@@ -1,6 +1,6 @@
 //! Taking over an existing run for `delta continue`: the state table of seed 000 §2.6.2,
-//! the Janitor of seed 002 §3.5 (is the run's owner gone?), and the journal repair that
-//! lets a crashed run go on without losing a line or running a tool twice.
+//! the call of the [`crate::janitor`] for a RUNNING run (seed 002 §3.5), and the journal
+//! repair that lets a crashed run go on without losing a line or running a tool twice.
 //!
 //! [`take_over`] returns a [`Resumed`] run: locked by this process, its metadata RUNNING
 //! under this process's identity, its journal repaired and open for appending. The engine
@@ -15,22 +15,22 @@
 mod repair;
 mod state;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use crate::janitor::{JanitorReport, OwnerFinding};
 pub use repair::{INTERRUPTED_NOT_RERUN, NOT_RUN, Repairs, plan as plan_repairs};
 pub use state::{AnswerSource, Entry, Missing, entry_for};
 
+use crate::janitor::{self, Closed, Keep, owner_gone};
 use crate::journal::{
-    Event, EventPayload, FsyncPolicy, Journal, JournalError, MessageLevel, RunEnd, RunStart,
-    SystemMessage, TornTail, UserMessage, read_journal, repair_torn_tail,
+    Event, EventPayload, FsyncPolicy, Journal, JournalError, MessageLevel, RunStart, SystemMessage,
+    TornTail, UserMessage, read_journal, repair_torn_tail,
 };
 use crate::run::{
-    ErrorInfo, ErrorType, FinalStatus, Liveness, Metadata, ProcessIdentity, RunId, RunLock,
-    RunPaths, RunStateError, RunStatus, Timestamp, clear_interaction, is_locked_by_other, open_run,
-    process_alive, read_interaction_request, read_interaction_response, read_metadata,
-    write_metadata,
+    Metadata, ProcessIdentity, RunId, RunLock, RunPaths, RunStateError, RunStatus, Timestamp,
+    clear_interaction, is_locked_by_other, open_run, read_interaction_request,
+    read_interaction_response, read_metadata, write_metadata,
 };
 
 /// Why a run cannot be continued (yet). Each message says what to do.
@@ -153,86 +153,6 @@ pub struct ContinueOptions<'a> {
     pub max_iterations: u32,
     /// When the journal is fsynced.
     pub fsync: FsyncPolicy,
-}
-
-/// What the Janitor concluded about the recorded owner of a RUNNING run it took over.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OwnerFinding {
-    /// No process has the recorded pid.
-    Dead,
-    /// The pid now belongs to a different process (another start time or name).
-    PidReused {
-        /// That process's name, when readable.
-        current_name: Option<String>,
-    },
-    /// Recorded on another host; taken over because of `--force`.
-    ForcedFromOtherHost {
-        /// This host.
-        this_host: String,
-    },
-}
-
-/// The Janitor's cleanup of an orphaned RUNNING run (RUNNING → INTERRUPTED).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JanitorReport {
-    /// The run.
-    pub run_id: RunId,
-    /// The recorded owner's pid.
-    pub pid: u32,
-    /// Its host.
-    pub hostname: String,
-    /// Its recorded process name.
-    pub process_name: String,
-    /// What became of it.
-    pub finding: OwnerFinding,
-    /// The end the process had journaled (RUN_END, or the model's final answer) but not
-    /// yet written to `metadata.json` when it died; the run is restored to it instead of
-    /// INTERRUPTED.
-    pub restored: Option<FinalStatus>,
-}
-
-impl JanitorReport {
-    /// The lines `delta continue` shows on stderr: the seed's
-    /// `[Janitor] Cleaned up orphaned run X (dead process)`, then what was found.
-    #[must_use]
-    pub fn lines(&self) -> Vec<String> {
-        let mut lines = vec![format!(
-            "[Janitor] Cleaned up orphaned run {} (dead process)",
-            self.run_id
-        )];
-        lines.push(match &self.finding {
-            OwnerFinding::Dead => format!(
-                "[Janitor] Process {} ({}) no longer exists; the run was marked INTERRUPTED",
-                self.pid, self.process_name
-            ),
-            OwnerFinding::PidReused { current_name } => format!(
-                "[Janitor] PID {} now belongs to another process ({}); the run's own process ({}) \
-                 is gone and the run was marked INTERRUPTED",
-                self.pid,
-                current_name.as_deref().unwrap_or("unknown"),
-                self.process_name
-            ),
-            OwnerFinding::ForcedFromOtherHost { this_host } => format!(
-                "[Janitor] --force: process {} on host '{}' could not be checked from '{}' and \
-                 was taken to be dead; the run was marked INTERRUPTED",
-                self.pid, self.hostname, this_host
-            ),
-        });
-        if let Some(status) = self.restored {
-            lines.push(format!(
-                "[Janitor] The journal shows the run had ended {} before its process died; \
-                 metadata.json now says so too",
-                RunStatus::from(status)
-            ));
-        }
-        lines
-    }
-}
-
-impl fmt::Display for JanitorReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.lines().join("\n"))
-    }
 }
 
 /// What taking the run over did, for the user and the engine log.
@@ -465,20 +385,10 @@ fn check_host(paths: &RunPaths, metadata: &Metadata, force: bool) -> Result<(), 
     })
 }
 
-/// The Janitor, called with the run's lock held and the run RUNNING: the owner did not
-/// hold the lock, so it is gone. It closes the dead process's part of the journal as that
-/// process would have, then records the run's status:
-///
-/// - the journal ends with RUN_END (the process died before writing metadata.json): that
-///   end is restored;
-/// - it ends with the model's final answer (a THOUGHT without tool calls): RUN_END
-///   COMPLETED with that answer as the result, so the model is not asked again;
-/// - otherwise: the calls left without result are answered (see [`plan_repairs`]) and
-///   RUN_END INTERRUPTED is journaled.
-///
-/// A process with exactly the recorded identity (pid and start time, or pid and name
-/// where no start time was recorded) that does not hold the lock can only be an
-/// implementation that never locks; it is treated as alive, as seed 002 §3.5.2 would.
+/// The Janitor's pass, with the run's lock held and the run RUNNING: the owner did not
+/// hold the lock, so unless [`janitor::examine`] finds it alive it is gone. Its journal
+/// is made whole ([`mend_journal`]) and closed as the dead process would have
+/// ([`janitor::close`]), and the run's end written to metadata.json.
 fn clean_up_orphan(
     paths: &RunPaths,
     metadata: &mut Metadata,
@@ -486,77 +396,34 @@ fn clean_up_orphan(
     mended: &mut Mended,
 ) -> Result<JanitorReport, ResumeError> {
     let identity = metadata.process_identity();
-    let finding = if identity.is_on_this_host() {
-        match process_alive(&identity) {
-            Liveness::Alive => {
-                return Err(ResumeError::StillActive {
-                    run_id: metadata.run_id.clone(),
-                    pid: metadata.pid,
-                });
-            }
-            Liveness::Dead => OwnerFinding::Dead,
-            Liveness::PidReused => OwnerFinding::PidReused {
-                current_name: process_name(identity.pid),
-            },
-        }
-    } else if options.force {
-        OwnerFinding::ForcedFromOtherHost {
-            this_host: ProcessIdentity::current().hostname,
-        }
-    } else {
-        return Err(ResumeError::OtherHost {
+    let finding = janitor::examine(&identity, options.force).map_err(|keep| match keep {
+        Keep::Alive => ResumeError::StillActive {
+            run_id: metadata.run_id.clone(),
+            pid: metadata.pid,
+        },
+        Keep::OtherHost => ResumeError::OtherHost {
             run_id: metadata.run_id.clone(),
             recorded_host: metadata.hostname.clone(),
             this_host: ProcessIdentity::current().hostname,
             workspace: shell_quote(paths.workspace()),
-        });
-    };
+        },
+    })?;
     let now = Timestamp::now();
-    let orphaned = ErrorInfo::new(
-        ErrorType::Interrupted,
-        format!(
-            "the process running this run (PID {} on {}) stopped without recording an end",
-            metadata.pid, metadata.hostname
-        ),
-    )
-    .with_details("cleaned up by the Janitor of `delta continue`");
     let (journal, events) = match mend_journal(paths, metadata, options.fsync, mended) {
         Ok(opened) => opened,
         Err(error) => {
             // The owner is gone whatever the journal says: record that much, then report
             // why the run cannot go on.
-            metadata.interrupt(orphaned, now);
+            metadata.interrupt(janitor::orphaned(metadata), now);
             write_metadata(&paths.metadata(), metadata)?;
             return Err(error);
         }
     };
-    let restored = match events.last().map(|event| &event.payload) {
-        Some(EventPayload::RunEnd(end)) => {
-            restore_end(metadata, end, now);
-            Some(end.status)
-        }
-        Some(EventPayload::Thought(thought)) if thought.tool_calls.is_empty() => {
-            let result = crate::engine::result_value(&thought.content);
-            journal.append(EventPayload::RunEnd(RunEnd {
-                status: FinalStatus::Completed,
-                error: None,
-                result: Some(result.clone()),
-            }))?;
-            metadata.complete(result, now);
-            Some(FinalStatus::Completed)
-        }
-        Some(_) | None => {
-            let repairs = plan_repairs(&events, None);
-            for event in &repairs.events {
-                journal.append(event.clone())?;
-            }
+    let repairs = plan_repairs(&events, None);
+    let restored = match janitor::close(&journal, &events, &repairs.events, metadata, now)? {
+        Closed::Restored(status) => Some(status),
+        Closed::Interrupted => {
             mended.repairs.absorb(repairs);
-            journal.append(EventPayload::RunEnd(RunEnd {
-                status: FinalStatus::Interrupted,
-                error: Some(orphaned.clone()),
-                result: None,
-            }))?;
-            metadata.interrupt(orphaned, now);
             None
         }
     };
@@ -570,26 +437,6 @@ fn clean_up_orphan(
         finding,
         restored,
     })
-}
-
-/// Puts the end a process journaled (its RUN_END) into the metadata it died before writing.
-fn restore_end(metadata: &mut Metadata, end: &RunEnd, now: Timestamp) {
-    let error = || {
-        end.error.clone().unwrap_or_else(|| {
-            ErrorInfo::new(
-                ErrorType::Interrupted,
-                "the run ended without a recorded error",
-            )
-        })
-    };
-    match end.status {
-        FinalStatus::Completed => {
-            metadata.complete(end.result.clone().unwrap_or(serde_json::Value::Null), now)
-        }
-        FinalStatus::Failed => metadata.fail(error(), now),
-        FinalStatus::Interrupted => metadata.interrupt(error(), now),
-        FinalStatus::WaitingForInput => metadata.wait_for_input(now),
-    }
 }
 
 /// How long a lock may outlive the dead owner it belonged to; see [`acquire`].
@@ -615,15 +462,6 @@ fn acquire(paths: &RunPaths, recorded: Metadata) -> Result<RunLock, ResumeError>
             Err(error) => return Err(error.into()),
         }
     }
-}
-
-/// Whether the run is RUNNING under a process of this host that no longer exists (its pid
-/// is free or belongs to another process).
-fn owner_gone(metadata: &Metadata) -> bool {
-    let identity = metadata.process_identity();
-    metadata.status == RunStatus::Running
-        && identity.is_on_this_host()
-        && process_alive(&identity) != Liveness::Alive
 }
 
 fn locked_error(paths: &RunPaths, metadata: &Metadata) -> ResumeError {
@@ -661,13 +499,6 @@ fn missing_error(paths: &RunPaths, missing: Missing) -> ResumeError {
             response_path: paths.interaction_response(),
         },
     }
-}
-
-/// `/proc/PID/comm` without its newline.
-fn process_name(pid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .ok()
-        .map(|name| name.trim_end().to_owned())
 }
 
 /// A path quoted for a POSIX shell when it needs it, so printed commands can be pasted.

@@ -1,5 +1,9 @@
 //! `mock-llm`: serve a script of chat completions until SIGINT or SIGTERM.
 
+// A binary: the one place its diagnostics are printed (the workspace denies printing in
+// libraries).
+#![allow(clippy::print_stderr)]
+
 use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;

@@ -1,5 +1,8 @@
 //! The `delta-sessions` command: persistent shell and Python sessions for agents.
 
+// The command line renders; printing is denied everywhere else in the workspace.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

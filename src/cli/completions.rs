@@ -4,8 +4,8 @@ use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
 use super::error::CliError;
-use super::exit::Exit;
 use super::{Cli, render};
+use crate::output::Exit;
 
 /// Arguments of `delta completions`.
 #[derive(Debug, Args)]

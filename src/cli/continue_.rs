@@ -9,26 +9,16 @@
 //! with a fresh iteration budget. stdout is printed last, from the metadata on disk.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::{Args, ValueHint};
 
+use super::drive::{self, Format, Terminal, parse_run_id};
 use super::error::CliError;
-use super::exit::Exit;
-use super::human::{TerminalHuman, quote};
+use super::human::quote;
 use super::render;
-use super::run::{
-    Format, RunError, client_settings, env_var, output_limit, parse_run_id, print_result,
-};
-use super::stream::StreamRenderer;
-use crate::config;
-use crate::engine::{self, DEFAULT_MAX_ITERATIONS, Shutdown};
-use crate::journal::FsyncPolicy;
-use crate::llm::{LlmClient, resolve_credentials};
-use crate::resume::{self, ContinueOptions, ResumeError, ResumeReport};
+use crate::launch::{LaunchSpec, Start};
+use crate::output::Exit;
 use crate::run::RunId;
-use crate::secrets::Redactor;
-use crate::tool::OutputPolicy;
 
 /// The long description of `--help` (set on the subcommand, whose doc comment would
 /// otherwise replace it).
@@ -104,146 +94,29 @@ pub struct ContinueArgs {
     verbose: bool,
 }
 
-/// Why `delta continue` did not continue the run.
-#[derive(Debug, thiserror::Error)]
-pub enum ContinueError {
-    /// No `--run-id` (seed 002 §6.1): v1.10 never guesses which run is meant.
-    #[error(
-        "--run-id is required.\n\n\
-         To resume a run, you must explicitly specify its ID:\n  \
-         delta continue --run-id <run_id> -w {workspace}\n\n\
-         To list resumable runs:\n  \
-         delta list-runs -w {workspace} --resumable"
-    )]
-    RunIdRequired {
-        /// The workspace given (or `.`), quoted for a shell.
-        workspace: String,
-    },
-    /// The run cannot be taken over (unknown, still active, other host, needs `-m`…).
-    #[error(transparent)]
-    Resume(#[from] ResumeError),
-    /// Setting up or recording the continued run failed (as for `delta run`).
-    #[error(transparent)]
-    Run(#[from] RunError),
-}
-
-impl ContinueError {
-    /// 2 when the command line lacks what is needed, else as the cause says.
-    pub(super) fn exit(&self) -> Exit {
-        match self {
-            ContinueError::RunIdRequired { .. } => Exit::Usage,
-            ContinueError::Resume(error) if error.is_usage() => Exit::Usage,
-            ContinueError::Resume(_) => Exit::Failure,
-            ContinueError::Run(error) => error.exit(),
-        }
-    }
-
-    /// How to fix it, when the message does not already say.
-    pub(super) fn help(&self) -> Option<String> {
-        match self {
-            ContinueError::Run(error) => error.help(),
-            ContinueError::RunIdRequired { .. } | ContinueError::Resume(_) => None,
-        }
-    }
-}
-
 impl ContinueArgs {
     pub(super) fn run(self) -> Result<Exit, CliError> {
-        let Some(run_id) = self.run_id.clone() else {
-            return Err(ContinueError::RunIdRequired {
+        let Some(run_id) = self.run_id else {
+            return Err(CliError::RunIdRequired {
                 workspace: quote(&self.work_dir.to_string_lossy()),
-            }
-            .into());
+            });
         };
         let workspace = std::path::absolute(&self.work_dir).map_err(CliError::CurrentDir)?;
-        let (paths, recorded) =
-            resume::inspect(&workspace, &run_id).map_err(ContinueError::from)?;
-        let fsync = FsyncPolicy::from_env().map_err(RunError::Fsync)?;
-        let mut options = ContinueOptions {
-            message: self.message.as_deref(),
-            force: self.force,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
-            fsync,
+        let spec = LaunchSpec {
+            start: Start::Continue {
+                workspace,
+                run_id,
+                message: self.message,
+                force: self.force,
+            },
+            max_iterations: self.max_iterations,
         };
-        resume::preflight(&paths, &recorded, &options).map_err(ContinueError::from)?;
-
-        let agent = config::load_agent(&recorded.agent_home, &workspace)?;
-        for warning in &agent.warnings {
-            render::warning(warning);
-        }
-        let credentials =
-            resolve_credentials(&workspace, &agent.home, env_var).map_err(RunError::from)?;
-        let settings = client_settings(env_var)?;
-        let output = OutputPolicy::new(
-            output_limit(env_var)?,
-            Redactor::for_run(&credentials, env_var),
-        );
-        let llm = LlmClient::new(credentials, settings).map_err(RunError::from)?;
-        options.max_iterations = self
-            .max_iterations
-            .or(agent.max_iterations)
-            .unwrap_or(DEFAULT_MAX_ITERATIONS);
-
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(RunError::Runtime)?;
-        let paths = runtime.block_on(async {
-            // Installed before the takeover, so that no signal can leave the run RUNNING.
-            let shutdown = Shutdown::on_signals().map_err(RunError::Runtime)?;
-            let resumed = resume::take_over(&workspace, &run_id, &options)?;
-            report_takeover(&resumed.report);
-            let mut active = engine::resume_run(resumed, &agent, output);
-            if self.interactive {
-                active = active.with_human(Arc::new(TerminalHuman));
-            }
-            let mut renderer = StreamRenderer::stderr(self.verbose);
-            let paths = active
-                .drive(&agent, &llm, &mut renderer, shutdown)
-                .await
-                .map_err(RunError::from)?;
-            Ok::<_, ContinueError>(paths)
-        })?;
-
-        print_result(&paths, self.format)
-    }
-}
-
-/// What the takeover did that the user should know, on stderr.
-fn report_takeover(report: &ResumeReport) {
-    if let Some(janitor) = &report.janitor {
-        render::stderr(&format!("{janitor}\n"));
-    }
-    if report.run_start_restored {
-        render::warning(
-            "the journal was empty (the process died before writing it); the task was \
-             journaled again from metadata.json",
-        );
-    }
-    if report.torn_tail.is_some() {
-        render::warning(
-            "the journal's last line was cut short by the crash and was removed (details in \
-             engine.log)",
-        );
-    }
-    let interrupted = report.repairs.interrupted_actions.len();
-    if interrupted > 0 {
-        render::warning(&format!(
-            "{interrupted} tool call(s) were in progress when the run stopped; they were \
-             answered with an error and not run again"
-        ));
-    }
-    let not_run = report.repairs.not_run_calls.len();
-    if not_run > 0 {
-        render::warning(&format!(
-            "{not_run} tool call(s) the model asked for never started; they were answered \
-             with an error"
-        ));
-    }
-    if report.answer_as_user_message {
-        render::warning(
-            "the run had no pending question in its journal; the answer was given to the \
-             model as a user message",
-        );
+        let terminal = Terminal {
+            verbose: self.verbose,
+            interactive: self.interactive,
+            yes: self.yes,
+            format: self.format,
+        };
+        drive::launch(spec, terminal)
     }
 }

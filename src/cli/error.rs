@@ -2,13 +2,11 @@
 
 use std::io;
 
-use super::continue_::ContinueError;
-use super::exit::Exit;
 use super::init::InitError;
-use super::render;
-use super::run::RunError;
+use super::render::{self, StdoutError};
 use crate::config::ConfigError;
-use crate::output::OutputError;
+use crate::launch::LaunchError;
+use crate::output::{Exit, OutputError};
 
 /// A failed command. Rendered once, on stderr, by [`report`].
 #[derive(Debug, thiserror::Error)]
@@ -22,15 +20,26 @@ pub enum CliError {
     /// `delta init` could not create the agent.
     #[error(transparent)]
     Init(#[from] InitError),
-    /// `delta continue` could not take the run over, or could not record or report it.
+    /// No `--run-id` for `delta continue` (seed 002 §6.1): v1.10 never guesses which run
+    /// is meant.
+    #[error(
+        "--run-id is required.\n\n\
+         To resume a run, you must explicitly specify its ID:\n  \
+         delta continue --run-id <run_id> -w {workspace}\n\n\
+         To list resumable runs:\n  \
+         delta list-runs -w {workspace} --resumable"
+    )]
+    RunIdRequired {
+        /// The workspace given (or `.`), quoted for a shell.
+        workspace: String,
+    },
+    /// A run could not be started, continued, recorded or read back (`delta run`,
+    /// `delta continue`).
     #[error(transparent)]
-    Continue(#[from] ContinueError),
+    Launch(LaunchError),
     /// Runs could not be listed or a run's result could not be read back.
     #[error(transparent)]
     Output(#[from] OutputError),
-    /// `delta run` could not start, or could not record or report its run.
-    #[error(transparent)]
-    Run(#[from] RunError),
     /// The working directory (the workspace, `${CWD}`) is gone or unreadable.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(#[source] io::Error),
@@ -38,19 +47,30 @@ pub enum CliError {
     #[error("cannot start the runtime: {0}")]
     Runtime(#[source] io::Error),
     /// Standard output went away or failed (not a closed pipe, which ends output quietly).
-    #[error("cannot write to standard output: {0}")]
-    Stdout(#[source] io::Error),
+    #[error(transparent)]
+    Stdout(#[from] StdoutError),
+}
+
+impl From<LaunchError> for CliError {
+    /// A configuration error is shown as every configuration error is, whichever command
+    /// met it.
+    fn from(error: LaunchError) -> Self {
+        if let LaunchError::Config(error) = error {
+            CliError::Config(error)
+        } else {
+            CliError::Launch(error)
+        }
+    }
 }
 
 impl CliError {
     /// The exit code this error ends the process with.
     pub fn exit(&self) -> Exit {
         match self {
-            CliError::Usage(_) => Exit::Usage,
+            CliError::Usage(_) | CliError::RunIdRequired { .. } => Exit::Usage,
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
-            CliError::Run(error) => error.exit(),
-            CliError::Continue(error) => error.exit(),
+            CliError::Launch(error) => error.exit(),
             CliError::Output(_)
             | CliError::CurrentDir(_)
             | CliError::Runtime(_)
@@ -62,13 +82,13 @@ impl CliError {
     fn help(&self) -> Option<String> {
         match self {
             CliError::Init(error) => error.help(),
-            CliError::Run(error) => error.help(),
-            CliError::Continue(error) => error.help(),
+            CliError::Launch(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
             }
             CliError::Usage(_)
             | CliError::Config(_)
+            | CliError::RunIdRequired { .. }
             | CliError::Output(_)
             | CliError::Runtime(_)
             | CliError::Stdout(_) => None,
@@ -93,8 +113,8 @@ pub fn report(error: &CliError) {
         }
         CliError::Config(error) => error.to_string(),
         CliError::Init(_)
-        | CliError::Run(_)
-        | CliError::Continue(_)
+        | CliError::RunIdRequired { .. }
+        | CliError::Launch(_)
         | CliError::Output(_)
         | CliError::CurrentDir(_)
         | CliError::Runtime(_)

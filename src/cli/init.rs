@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum, ValueHint};
 
 use super::error::CliError;
-use super::exit::Exit;
 use super::render;
+use crate::output::Exit;
 
 /// The default `context.yaml` of seed 000 §2.4.4, comments included, shared by every template.
 pub const DEFAULT_CONTEXT_YAML: &str = include_str!("init/context.yaml");

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum, ValueHint};
 
 use super::error::CliError;
-use super::exit::Exit;
 use super::render;
+use crate::output::Exit;
 use crate::output::{
     RunFilter, RunListing, list_runs, render_runs_json, render_runs_raw, render_runs_text,
 };

@@ -5,10 +5,13 @@
 //! [`Command`]. Commands return an [`Exit`] or a [`CliError`]; only `main` turns either
 //! into the process's exit code, after [`report`] has printed the error once.
 
+// The command line renders; printing is denied everywhere else in the workspace.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod completions;
 mod continue_;
+mod drive;
 mod error;
-mod exit;
 mod human;
 pub mod init;
 mod list_runs;
@@ -19,8 +22,8 @@ mod tool;
 
 use clap::{Parser, Subcommand};
 
+pub use crate::output::Exit;
 pub use error::{CliError, report};
-pub use exit::Exit;
 
 /// `delta`: run AI agents the Unix way.
 #[derive(Debug, Parser)]

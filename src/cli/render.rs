@@ -8,8 +8,6 @@ use std::io::{self, Write};
 use anstyle::{AnsiColor, Effects, Style};
 use clap::builder::styling::Styles;
 
-use super::error::CliError;
-
 /// The `error` label.
 pub(crate) const ERROR: Style = AnsiColor::Red.on_default().effects(Effects::BOLD);
 /// The `warning` label.
@@ -63,18 +61,23 @@ pub(crate) fn warning(message: &str) {
 ///
 /// A reader that stops early (`delta … | head`) closes the pipe; that ends the output
 /// quietly, as it does for other Unix tools, instead of failing the command.
-pub(crate) fn stdout(text: &str) -> Result<(), CliError> {
+pub(crate) fn stdout(text: &str) -> Result<(), StdoutError> {
     let mut out = anstream::stdout().lock();
     stdout_result(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
 }
 
 /// The outcome of a write to stdout, where a closed pipe is not an error (see [`stdout`]).
-pub(crate) fn stdout_result(result: io::Result<()>) -> Result<(), CliError> {
+pub(crate) fn stdout_result(result: io::Result<()>) -> Result<(), StdoutError> {
     match result {
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        result => result.map_err(CliError::Stdout),
+        result => result.map_err(StdoutError),
     }
 }
+
+/// Standard output went away or failed (not a closed pipe, which ends output quietly).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to standard output: {0}")]
+pub struct StdoutError(#[source] io::Error);
 
 /// The `Examples:` section closing a command's `--help`: a comment line, then the command.
 pub(crate) fn examples(list: &[(&str, &str)]) -> String {

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueHint};
 
 use super::error::CliError;
-use super::exit::Exit;
 use super::render;
 use crate::mcp::{McpEnv, McpServers, render_servers};
+use crate::output::Exit;
 use crate::secrets::Redactor;
 use crate::{config, tool};
 

@@ -1,50 +1,29 @@
-//! The Act and Observe steps for one tool call: resolve it, run it, keep the complete
-//! record in `io/tool_executions/{action_id}/`, and say what the model will read.
+//! The Act and Observe steps for one tool call (seed 000 §2.1.3, steps 6–8): resolve it,
+//! journal ACTION_REQUEST, pass the `pre_tool_execution` hook, run it, keep the complete
+//! record in `io/tool_executions/{action_id}/`, journal what the model will read as
+//! ACTION_RESULT, and pass the `post_tool_execution` hook.
 //!
 //! Everything the model did wrong (unknown tool, arguments that are not a JSON object,
 //! missing parameters) and everything the command did wrong (non-zero exit, signal,
 //! timeout, cannot start) becomes an observation: tool failures never end a run.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::observation::{Ending, cap_observation, format_observation};
-use crate::journal::ActionStatus;
-use crate::tool::{
-    ASK_HUMAN_TOOL, Captured, Invocation, OutputPolicy, ProcessOptions, ProcessOutcome, ToolSpec,
+use super::{
+    ActiveRun, EngineError, EngineEvent, OBSERVATION_LIMIT_CHARS, Observer, Shutdown, StopSignal,
+    create_dir,
 };
-
-/// The built-in `ask_human` declaration (seed 000 §2.5.1), offered on every request.
-pub fn ask_human_schema() -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": ASK_HUMAN_TOOL,
-            "description": "Request input from the human user. Execution pauses until a response is received. Use it only when you cannot proceed without information that only the user has.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "prompt": {
-                        "type": "string",
-                        "description": "Question or instruction to display to the user"
-                    },
-                    "input_type": {
-                        "type": "string",
-                        "enum": ["text", "password", "confirmation"],
-                        "description": "Input type: text | password | confirmation"
-                    },
-                    "sensitive": {
-                        "type": "boolean",
-                        "description": "Whether the input is sensitive (its characters are hidden)"
-                    }
-                },
-                "required": ["prompt"]
-            }
-        }
-    })
-}
+use crate::config::Agent;
+use crate::hooks::{ToolCallInfo, ToolResultInfo};
+use crate::journal::{ActionRequest, ActionResult, ActionStatus, EventPayload, ToolCall};
+use crate::process::{
+    Captured, OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process,
+};
+use crate::tool::{ASK_HUMAN_TOOL, Invocation, ToolSpec};
 
 /// A tool call resolved against the agent's tools, before anything runs.
 #[derive(Debug)]
@@ -102,8 +81,8 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// Finds the tool and builds its invocation; every failure is an observation. (`ask_human`
-/// never gets here: the loop answers it itself, see `human`.) `mcp_tools` are the names
-/// of the MCP tools offered, for the list an unknown name gets.
+/// never gets here: the loop answers it itself, see `ask_human`.) `mcp_tools` are the
+/// names of the MCP tools offered, for the list an unknown name gets.
 pub fn resolve<'a>(
     tools: &'a [ToolSpec],
     mcp_tools: &[String],
@@ -233,12 +212,12 @@ pub fn process_options(
 /// What is written to `io/tool_executions/{action_id}/` besides the output the process
 /// runner streamed to `stdout.log` and `stderr.log`.
 #[derive(Debug)]
-pub struct ExecutionRecord<'a> {
+pub struct ExecutionRecord {
     /// `command.txt`: the resolved command line.
-    pub command: &'a str,
-    /// `stdout.log` and `stderr.log`, for a command that never started (nothing was
-    /// streamed to them); `None` leaves what the runner wrote.
-    pub logs: Option<(&'a [u8], &'a [u8])>,
+    pub command: String,
+    /// `stderr.log` (and an empty `stdout.log`) for a command that never started: nothing
+    /// was streamed to them. `None` leaves what the runner wrote.
+    pub logs: Option<Vec<u8>>,
     /// `exit_code.txt`: the code, or `signal N`, `timeout`, `output limit exceeded`,
     /// `interrupted`, `not started`, `error`.
     pub exit: String,
@@ -246,13 +225,13 @@ pub struct ExecutionRecord<'a> {
     pub duration: Duration,
 }
 
-impl ExecutionRecord<'_> {
+impl ExecutionRecord {
     /// Writes the files into `dir` (created).
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("command.txt"), format!("{}\n", self.command))?;
-        if let Some((stdout, stderr)) = self.logs {
-            std::fs::write(dir.join("stdout.log"), stdout)?;
+        if let Some(stderr) = &self.logs {
+            std::fs::write(dir.join("stdout.log"), b"")?;
             std::fs::write(dir.join("stderr.log"), stderr)?;
         }
         std::fs::write(dir.join("exit_code.txt"), format!("{}\n", self.exit))?;
@@ -260,6 +239,225 @@ impl ExecutionRecord<'_> {
             dir.join("duration_ms.txt"),
             format!("{}\n", self.duration.as_millis()),
         )
+    }
+}
+
+impl ActiveRun {
+    /// Step 7 for one tool call: ACTION_REQUEST, execution, `io/` record, ACTION_RESULT.
+    /// Returns the signal when the run was asked to stop while the tool ran.
+    pub(super) async fn act(
+        &mut self,
+        agent: &Agent,
+        call: &ToolCall,
+        observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
+    ) -> Result<Option<StopSignal>, EngineError> {
+        let action_id = uuid::Uuid::new_v4().to_string();
+        let parsed = parse_arguments(&call.arguments);
+        let tool_args = parsed.clone().unwrap_or_default();
+        let is_command = agent.tools.iter().any(|tool| tool.name == call.name);
+        let resolved = match (self.mcp_tool(&call.name), &parsed) {
+            (Some(tool), Ok(arguments)) if !is_command => Resolved::Mcp {
+                tool,
+                arguments: arguments.clone(),
+            },
+            (Some(_), Err(observation)) if !is_command => Resolved::Refused {
+                observation: observation.clone(),
+            },
+            (Some(_) | None, _) => resolve(
+                &agent.tools,
+                &self.mcp_tool_names(),
+                &call.name,
+                parsed.as_ref().map_err(String::as_str),
+            ),
+        };
+        let command = match &resolved {
+            Resolved::Run { invocation, .. } => Some(invocation.display()),
+            Resolved::Mcp { tool, .. } => Some(tool.resolved_command()),
+            Resolved::Refused { .. } => None,
+        };
+        self.journal
+            .append(EventPayload::ActionRequest(ActionRequest {
+                action_id: action_id.clone(),
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                tool_args: tool_args.clone(),
+                resolved_command: command.clone(),
+            }))?;
+        observer.on_event(&EngineEvent::ToolStarted {
+            action_id: action_id.clone(),
+            tool_name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            command: command.clone(),
+        });
+        let hook_call = ToolCallInfo {
+            action_id: &action_id,
+            tool_call_id: &call.id,
+            tool_name: &call.name,
+            tool_args: &tool_args,
+            resolved_command: command.as_deref(),
+        };
+        let blocked = self
+            .pre_tool_execution(hook_call, observer, shutdown)
+            .await?;
+        let resolved = match blocked.clone() {
+            Some(observation) => Resolved::Refused { observation },
+            None => resolved,
+        };
+
+        let record_dir = self.paths.tool_execution_dir(&action_id);
+        let full_output_ref = format!("io/tool_executions/{action_id}/");
+        let mut stopped_by = None;
+        let (status, exit_code, observation, duration) = match resolved {
+            Resolved::Refused { observation } => {
+                (ActionStatus::Error, None, observation, Duration::ZERO)
+            }
+            Resolved::Mcp { tool, arguments } => {
+                let acted = self
+                    .call_mcp(&tool, arguments, &record_dir, &full_output_ref, shutdown)
+                    .await?;
+                stopped_by = acted.stopped_by;
+                (acted.status, None, acted.observation, acted.duration)
+            }
+            Resolved::Run { spec, invocation } => {
+                let env = tool_env(self.metadata.run_id.as_str(), agent, self.paths.workspace());
+                // The runner streams stdout.log and stderr.log into it as output arrives.
+                create_dir(&record_dir)?;
+                let options = process_options(
+                    spec,
+                    self.paths.workspace(),
+                    &env,
+                    &self.output,
+                    &record_dir,
+                );
+                let started = Instant::now();
+                let stdin = invocation.stdin.as_deref().map(str::as_bytes);
+                let outcome = tokio::select! {
+                    result = run_process(&invocation.argv, stdin, &options) => Ok(result),
+                    signal = shutdown.wait() => Err(signal),
+                };
+                let command = command.clone().unwrap_or_default();
+                let elapsed = started.elapsed();
+                let (record, ended) = match outcome {
+                    Ok(Ok(outcome)) => {
+                        let executed = observe(
+                            &outcome,
+                            spec.timeout(),
+                            self.output.limit,
+                            OBSERVATION_LIMIT_CHARS,
+                            &full_output_ref,
+                        );
+                        let record = ExecutionRecord {
+                            command,
+                            logs: None,
+                            exit: outcome.exit_text(),
+                            duration: outcome.duration,
+                        };
+                        let ended = (
+                            executed.status,
+                            executed.exit_code,
+                            executed.observation,
+                            executed.duration,
+                        );
+                        (record, ended)
+                    }
+                    Ok(Err(error)) => {
+                        let message = format!("Error: {error}");
+                        let (logs, exit) = match error {
+                            ProcessError::NotStarted(_) => {
+                                (Some(message.clone().into_bytes()), "not started")
+                            }
+                            // What was streamed before the failure stays in the logs.
+                            ProcessError::Output(_) => (None, "error"),
+                        };
+                        let record = ExecutionRecord {
+                            command,
+                            logs,
+                            exit: exit.to_owned(),
+                            duration: elapsed,
+                        };
+                        (record, (ActionStatus::Error, None, message, elapsed))
+                    }
+                    Err(signal) => {
+                        stopped_by = Some(signal);
+                        // The logs keep what the command wrote before it was stopped.
+                        let record = ExecutionRecord {
+                            command,
+                            logs: None,
+                            exit: "interrupted".to_owned(),
+                            duration: elapsed,
+                        };
+                        let message = format!(
+                            "Error: the run was interrupted by {signal} while this command ran; \
+                             the command was stopped (its process group killed) and may have \
+                             done only part of its work."
+                        );
+                        (record, (ActionStatus::Error, None, message, elapsed))
+                    }
+                };
+                record
+                    .write(&record_dir)
+                    .map_err(|source| EngineError::Io {
+                        path: record_dir.clone(),
+                        source,
+                    })?;
+                ended
+            }
+        };
+        self.journal
+            .append(EventPayload::ActionResult(ActionResult {
+                action_id: action_id.clone(),
+                tool_call_id: call.id.clone(),
+                status,
+                observation_content: observation.clone(),
+                exit_code,
+                execution_ref: action_id.clone(),
+            }))?;
+        self.log.info(&format!(
+            "action {action_id}: {} {} in {} ms (exit code {})",
+            call.name,
+            status_name(status),
+            duration.as_millis(),
+            exit_code.map_or_else(|| "none".to_owned(), |c| c.to_string())
+        ));
+        observer.on_event(&EngineEvent::ToolFinished {
+            action_id: action_id.clone(),
+            tool_name: call.name.clone(),
+            status,
+            exit_code,
+            elapsed: duration,
+            observation: observation.clone(),
+        });
+        let result = ToolResultInfo {
+            status,
+            exit_code,
+            observation: &observation,
+        };
+        self.post_tool_execution(hook_call, result, blocked.is_some(), observer, shutdown)
+            .await?;
+        Ok(stopped_by)
+    }
+}
+
+/// The variables a tool sees on top of the engine's environment, so a tool can find the
+/// run it serves (e.g. to read its journal). The engine's environment itself is passed on
+/// whole, API key included, on purpose: a sub-agent run as a tool needs it.
+pub(super) fn tool_env(run_id: &str, agent: &Agent, workspace: &Path) -> Vec<(String, String)> {
+    vec![
+        ("DELTA_RUN_ID".to_owned(), run_id.to_owned()),
+        (
+            "DELTA_AGENT_HOME".to_owned(),
+            agent.home.display().to_string(),
+        ),
+        ("DELTA_CWD".to_owned(), workspace.display().to_string()),
+    ]
+}
+
+fn status_name(status: ActionStatus) -> &'static str {
+    match status {
+        ActionStatus::Success => "SUCCESS",
+        ActionStatus::Failed => "FAILED",
+        ActionStatus::Error => "ERROR",
     }
 }
 

@@ -8,9 +8,10 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::act::ExecutionRecord;
+use super::act::tool_env;
+use super::interrupted;
 use super::observation::{OBSERVATION_LIMIT_CHARS, cap_observation};
 use super::{ActiveRun, EngineError, EngineEvent, Flow, Observer, Shutdown, Stop, StopSignal};
-use super::{interrupted, tool_env};
 use crate::config::Agent;
 use crate::journal::ActionStatus;
 use crate::mcp::{McpEnv, McpServers, McpTool, write_call_record};
@@ -144,7 +145,7 @@ impl ActiveRun {
                 )
                 .map_err(io_error)?;
                 ExecutionRecord {
-                    command: &command,
+                    command: command.clone(),
                     logs: None,
                     exit: outcome.exit.clone(),
                     duration: outcome.duration,
@@ -166,7 +167,7 @@ impl ActiveRun {
             }
             Err(signal) => {
                 ExecutionRecord {
-                    command: &command,
+                    command: command.clone(),
                     logs: None,
                     exit: "interrupted".to_owned(),
                     duration: Duration::ZERO,

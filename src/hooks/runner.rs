@@ -16,9 +16,9 @@ use super::outcome::{HookEffect, HookFailure, HookOutcome};
 use crate::config::{HookName, HookSpec, Hooks};
 use crate::journal::ActionStatus;
 use crate::llm::API_KEY_VARIABLES;
+use crate::process::{OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process};
 use crate::run::{ErrorInfo, FinalStatus, RunPaths, RunStatus, Timestamp};
 use crate::secrets::Redactor;
-use crate::tool::{OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process};
 
 /// Variables set to the empty string in every hook's environment: hooks never see the
 /// API key, so a hook that logs its environment cannot leak it.

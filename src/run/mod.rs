@@ -9,6 +9,7 @@ mod liveness;
 mod lock;
 mod metadata;
 mod paths;
+mod result;
 mod time;
 
 use std::io::{ErrorKind, Write};
@@ -26,6 +27,7 @@ pub use metadata::{
     RunStatus, UnknownStatus, Usage, read_metadata, write_metadata,
 };
 pub use paths::{DELTA_DIR, RunPaths};
+pub use result::result_value;
 pub use time::Timestamp;
 
 /// What can go wrong with a run directory and its files. Every variant names the file.

@@ -8,7 +8,9 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_saphyr::{DoubleQuoted, FlowSeq};
 
 use super::def::InjectAs;
-use super::process::DEFAULT_TOOL_TIMEOUT;
+
+/// How long a tool may run when its definition sets no `timeout_ms`.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A validated, expanded tool. Built only by [`expand`](super::expand()).
 #[derive(Debug, Clone, PartialEq, Eq)]

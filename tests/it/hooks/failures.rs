@@ -8,8 +8,8 @@ use delta_engine::hooks::{HookEvent, HookFailure};
 use delta_engine::journal::{
     EventPayload, HookExecutionAudit, HookStatus, MessageLevel, SystemMessage,
 };
+use delta_engine::process::OutputPolicy;
 use delta_engine::secrets::Redactor;
-use delta_engine::tool::OutputPolicy;
 use serde_json::json;
 
 use crate::hooks::support::{Fixture, process_gone, read};

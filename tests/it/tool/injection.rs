@@ -185,7 +185,7 @@ async fn stdin_values_arrive_byte_for_byte() {
     }
 }
 
-fn printed(outcome: &delta_engine::tool::ProcessOutcome) -> Vec<String> {
+fn printed(outcome: &delta_engine::process::ProcessOutcome) -> Vec<String> {
     printed_args(outcome)
         .into_iter()
         .map(|a| String::from_utf8(a).unwrap())

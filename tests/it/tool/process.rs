@@ -5,11 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use delta_engine::secrets::Redactor;
-use delta_engine::tool::{
-    DEFAULT_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT, OUTPUT_KEEP_BYTES, OutputPolicy, ProcessError,
-    ProcessOptions, run_process,
+use delta_engine::process::{
+    DEFAULT_OUTPUT_LIMIT, OUTPUT_KEEP_BYTES, OutputPolicy, ProcessError, ProcessOptions,
+    run_process,
 };
+use delta_engine::secrets::Redactor;
+use delta_engine::tool::DEFAULT_TOOL_TIMEOUT;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 

@@ -3,10 +3,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use delta_engine::tool::{
-    EngineVars, OutputPolicy, ProcessOptions, ProcessOutcome, ToolDef, ToolError, ToolSpec, expand,
-    render_expanded, run_process,
-};
+use delta_engine::process::{OutputPolicy, ProcessOptions, ProcessOutcome, run_process};
+use delta_engine::tool::{EngineVars, ToolDef, ToolError, ToolSpec, expand, render_expanded};
 use serde_json::{Map, Value};
 
 pub fn vars() -> EngineVars {

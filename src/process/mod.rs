@@ -26,9 +26,6 @@ use tokio::sync::Notify;
 
 use crate::secrets::{Redactor, StreamRedactor};
 
-/// How long a tool may run when its definition sets no `timeout_ms`.
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
-
 /// How many bytes of each stream are stored (written to its file) before the process
 /// group is killed: 64 MiB, far beyond any output a model can use, small enough that a
 /// runaway command cannot fill a disk in one call.

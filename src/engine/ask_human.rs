@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::{ActiveRun, EngineError, EngineEvent, Observer, Shutdown, StopSignal, parse_arguments};
 use crate::hooks::{ToolCallInfo, ToolResultInfo};
@@ -20,6 +20,37 @@ use crate::journal::{
     ToolCall,
 };
 use crate::run::{InputType, InteractionRequest, Timestamp, write_interaction_request};
+use crate::tool::ASK_HUMAN_TOOL;
+
+/// The built-in `ask_human` declaration (seed 000 §2.5.1), offered on every request.
+pub fn ask_human_schema() -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": ASK_HUMAN_TOOL,
+            "description": "Request input from the human user. Execution pauses until a response is received. Use it only when you cannot proceed without information that only the user has.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "prompt": {
+                        "type": "string",
+                        "description": "Question or instruction to display to the user"
+                    },
+                    "input_type": {
+                        "type": "string",
+                        "enum": ["text", "password", "confirmation"],
+                        "description": "Input type: text | password | confirmation"
+                    },
+                    "sensitive": {
+                        "type": "boolean",
+                        "description": "Whether the input is sensitive (its characters are hidden)"
+                    }
+                },
+                "required": ["prompt"]
+            }
+        }
+    })
+}
 
 /// Answers `ask_human` questions while the run waits (`-i`). The engine calls
 /// [`HumanInput::ask`] on a thread of its own, so it may block on a terminal.

@@ -1,0 +1,385 @@
+//! The Think step (seed 000 §2.1.3, steps 1–5): the conversation rebuilt from the journal
+//! and context.yaml, the request built (and offered to the `pre_llm_request` hook), the LLM
+//! called with its `io/invocations/{id}/` record, the usage counted, and the THOUGHT
+//! journaled.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{
+    ActiveRun, CONTEXT_ERROR, EngineError, EngineEvent, Flow, Observer, Shutdown, Stop, create_dir,
+    interrupted, write_file,
+};
+use crate::config::{Agent, LlmConfig, load_context};
+use crate::context::{ContextEnv, build_context};
+use crate::hooks::HookEvent;
+use crate::journal::{EventPayload, Thought, ToolCall, read_journal};
+use crate::llm::{
+    AssistantMessage, AttemptRecord, ChatMessage, Completion, LlmClient, LlmError, build_request,
+    cost_usd,
+};
+use crate::run::{ErrorInfo, ErrorType, Timestamp};
+
+/// What the model said in one iteration, as journaled in its THOUGHT.
+#[derive(Debug)]
+pub(super) struct Said {
+    /// The text (empty when there was none).
+    pub content: String,
+    /// The tool calls, in the model's order.
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl ActiveRun {
+    /// Steps 1–5 of iteration `iteration`: context, request (`tools` and `params` are the
+    /// agent's, built once per run), the LLM call, THOUGHT.
+    pub(super) async fn think(
+        &mut self,
+        agent: &Agent,
+        llm: &LlmClient,
+        iteration: u32,
+        (tools, params): (&[Value], &Map<String, Value>),
+        observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
+    ) -> Result<Flow<Said>, EngineError> {
+        let messages = match self.think_context(agent, observer, shutdown).await? {
+            Ok(messages) => messages,
+            Err(stop) => return Ok(Err(stop)),
+        };
+        let body = build_request(&agent.llm.model, &messages, tools, params);
+        let body = self.pre_llm_request(body, observer, shutdown).await?;
+        let completion = match self
+            .call_llm(agent, llm, iteration, &body, observer, shutdown)
+            .await?
+        {
+            Ok(completion) => completion,
+            Err(stop) => return Ok(Err(stop)),
+        };
+        let content = completion.message.content.clone().unwrap_or_default();
+        let tool_calls: Vec<ToolCall> = completion
+            .message
+            .tool_calls
+            .iter()
+            .map(|call| ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })
+            .collect();
+        self.journal.append(EventPayload::Thought(Thought {
+            content: content.clone(),
+            llm_invocation_ref: completion.invocation_id.clone(),
+            tool_calls: tool_calls.clone(),
+        }))?;
+        observer.on_event(&EngineEvent::Thought {
+            content: content.clone(),
+            tool_calls: tool_calls.len(),
+        });
+        Ok(Ok(Said {
+            content,
+            tool_calls,
+        }))
+    }
+
+    /// Steps 1–2: the journal as on disk and context.yaml as on disk, made into messages.
+    async fn think_context(
+        &mut self,
+        agent: &Agent,
+        observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
+    ) -> Result<Flow<Vec<ChatMessage>>, EngineError> {
+        let started = Instant::now();
+        let journal_path = self.paths.journal();
+        let events = read_journal(&journal_path)?.events;
+        let workspace = self.paths.workspace().to_path_buf();
+        let manifest = match load_context(&agent.home, &workspace) {
+            Ok(manifest) => manifest,
+            Err(error) => {
+                let location = match (error.line, error.column) {
+                    (Some(line), Some(column)) => format!(":{line}:{column}"),
+                    (Some(line), None) => format!(":{line}"),
+                    (None, _) => String::new(),
+                };
+                let message = format!(
+                    "context.yaml cannot be loaded: {} ({}{location})",
+                    error.message,
+                    error.file.display()
+                );
+                self.log.error(&message);
+                let mut info = ErrorInfo::new(ErrorType::Other(CONTEXT_ERROR.to_owned()), message);
+                if let Some(help) = error.help {
+                    info = info.with_details(help);
+                }
+                return Ok(Err(Stop::Failed(info)));
+            }
+        };
+        let run_id = self.metadata.run_id.as_str().to_owned();
+        let env = ContextEnv {
+            run_id: &run_id,
+            agent_home: &agent.home,
+            workspace: &workspace,
+            journal_path: &journal_path,
+            output: &self.output,
+        };
+        let built = tokio::select! {
+            built = build_context(&manifest, &events, &env) => built,
+            signal = shutdown.wait() => return Ok(Err(interrupted(signal))),
+        };
+        let built = match built {
+            Ok(built) => built,
+            Err(error) => {
+                let message = error.to_string();
+                self.log.error(&message);
+                return Ok(Err(Stop::Failed(ErrorInfo::new(
+                    ErrorType::Other(CONTEXT_ERROR.to_owned()),
+                    message,
+                ))));
+            }
+        };
+        for warning in &built.warnings {
+            self.log.warn(warning);
+            observer.on_event(&EngineEvent::Warning {
+                message: warning.clone(),
+            });
+        }
+        let elapsed = started.elapsed();
+        self.log.info(&format!(
+            "context built: {} messages from {} journal events in {} µs",
+            built.messages.len(),
+            events.len(),
+            elapsed.as_micros()
+        ));
+        observer.on_event(&EngineEvent::ContextBuilt {
+            messages: built.messages.len(),
+            journal_events: events.len(),
+            elapsed,
+        });
+        Ok(Ok(built.messages))
+    }
+
+    /// Step 4: serialize once, record, send those bytes, record the answer.
+    async fn call_llm(
+        &mut self,
+        agent: &Agent,
+        llm: &LlmClient,
+        iteration: u32,
+        body: &Value,
+        observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
+    ) -> Result<Flow<Answer>, EngineError> {
+        let invocation_id = uuid::Uuid::new_v4().to_string();
+        let bytes = serde_json::to_vec(body).map_err(EngineError::Serialize)?;
+        let dir = self.paths.invocation_dir(&invocation_id);
+        create_dir(&dir)?;
+        write_file(&self.paths.invocation_request(&invocation_id), &bytes)?;
+        let model = agent.llm.model.clone();
+        observer.on_event(&EngineEvent::LlmRequestStarted {
+            invocation_id: invocation_id.clone(),
+            model: model.clone(),
+            request_bytes: bytes.len(),
+        });
+        self.log.info(&format!(
+            "invocation {invocation_id}: sending {} bytes to {} (model {model})",
+            bytes.len(),
+            llm.endpoint()
+        ));
+        let started_at = Timestamp::now();
+        let started = Instant::now();
+        let outcome = {
+            let log = &mut self.log;
+            let on_retry = |record: &AttemptRecord| {
+                log.warn(&format!("invocation {invocation_id}: {record}"));
+                observer.on_event(&EngineEvent::LlmRetry {
+                    invocation_id: invocation_id.clone(),
+                    detail: record.to_string(),
+                });
+            };
+            tokio::select! {
+                result = llm.complete_observed(&bytes, on_retry) => Ok(result),
+                signal = shutdown.wait() => Err(signal),
+            }
+        };
+        let mut record = InvocationRecord {
+            invocation_id: invocation_id.clone(),
+            iteration,
+            model: model.clone(),
+            response_model: None,
+            status: "SUCCESS",
+            started_at,
+            duration_ms: millis(started.elapsed()),
+            token_usage: None,
+            finish_reason: None,
+            attempts: 1,
+            retries: Vec::new(),
+            error: None,
+            response_received: false,
+        };
+        let completion = match outcome {
+            Err(signal) => {
+                record.status = "CANCELLED";
+                record.error = Some(format!("cancelled by {signal}"));
+                self.write_invocation_record(&record)?;
+                self.log.warn(&format!(
+                    "invocation {invocation_id}: cancelled by {signal}"
+                ));
+                return Ok(Err(interrupted(signal)));
+            }
+            Ok(Err(error)) => {
+                record.status = "FAILED";
+                record.attempts = error.attempts().len().max(1);
+                record.retries = retry_lines(error.attempts());
+                record.error = Some(error.to_string());
+                // The server's answer (an error status, a body that is no completion) is
+                // the evidence of what went wrong; with no answer there is nothing to keep.
+                if let Some(body) = error.response_body() {
+                    self.write_response(&invocation_id, body)?;
+                    record.response_received = true;
+                }
+                self.write_invocation_record(&record)?;
+                self.log
+                    .error(&format!("invocation {invocation_id}: failed: {error}"));
+                return Ok(Err(Stop::Failed(llm_failure(&error))));
+            }
+            Ok(Ok(completion)) => completion,
+        };
+        self.write_response(&invocation_id, &completion.raw_body)?;
+        record.response_received = true;
+        record.response_model.clone_from(&completion.model);
+        record.duration_ms = millis(completion.duration);
+        record.token_usage = completion.usage.map(|usage| TokenCounts {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            total_tokens: usage.total_tokens,
+        });
+        record.finish_reason.clone_from(&completion.finish_reason);
+        record.attempts = completion.attempts.len() + 1;
+        record.retries = retry_lines(&completion.attempts);
+        self.write_invocation_record(&record)?;
+        self.record_usage(agent, &completion);
+        self.log.info(&format!(
+            "invocation {invocation_id}: answered in {} ms after {} attempt(s); tokens in {} out {}; {} tool call(s)",
+            record.duration_ms,
+            record.attempts,
+            record.token_usage.as_ref().map_or(0, |t| t.prompt_tokens),
+            record.token_usage.as_ref().map_or(0, |t| t.completion_tokens),
+            completion.message.tool_calls.len()
+        ));
+        observer.on_event(&EngineEvent::LlmResponded {
+            invocation_id: invocation_id.clone(),
+            elapsed: completion.duration,
+            usage: completion.usage,
+            retries: completion.attempts.len(),
+        });
+        let body = &completion.raw_body;
+        self.hook(HookEvent::PostLlmResponse { body }, observer, shutdown)
+            .await?;
+        Ok(Ok(Answer {
+            invocation_id,
+            message: completion.message,
+        }))
+    }
+
+    /// `response.json`: the body as received, except the API key, which a careless server
+    /// may echo and which is never written to a file.
+    fn write_response(&self, invocation_id: &str, body: &[u8]) -> Result<(), EngineError> {
+        let body = self.output.redactor.redact_bytes(body);
+        write_file(&self.paths.invocation_response(invocation_id), &body)
+    }
+
+    fn write_invocation_record(&self, record: &InvocationRecord) -> Result<(), EngineError> {
+        let path = self.paths.invocation_metadata(&record.invocation_id);
+        let mut bytes = serde_json::to_vec_pretty(record).map_err(EngineError::Serialize)?;
+        bytes.push(b'\n');
+        write_file(&path, &bytes)
+    }
+
+    /// Adds the call's tokens and estimated cost to the run's usage (step 8).
+    fn record_usage(&mut self, agent: &Agent, completion: &Completion) {
+        let model = &agent.llm.model;
+        let (input, output) = completion.usage.map_or((0, 0), |usage| {
+            (usage.prompt_tokens, usage.completion_tokens)
+        });
+        let pricing = agent
+            .llm
+            .pricing
+            .map(|p| (p.input_per_million, p.output_per_million));
+        let cost = match cost_usd(model, input, output, pricing) {
+            Some(cost) => cost,
+            None => {
+                self.metadata.usage.cost_note = Some(format!(
+                    "no price is known for model '{model}', so its cost is counted as 0; set \
+                     llm.pricing (input_per_million, output_per_million) in agent.yaml to \
+                     estimate it"
+                ));
+                0.0
+            }
+        };
+        self.metadata.usage.record(model, input, output, cost);
+    }
+}
+
+/// The model's answer to one request.
+struct Answer {
+    invocation_id: String,
+    message: AssistantMessage,
+}
+
+/// `io/invocations/{id}/metadata.json`.
+#[derive(Debug, Serialize)]
+struct InvocationRecord {
+    invocation_id: String,
+    iteration: u32,
+    /// The model asked for.
+    model: String,
+    /// The model that answered, as the server names it.
+    response_model: Option<String>,
+    /// SUCCESS, FAILED or CANCELLED.
+    status: &'static str,
+    started_at: Timestamp,
+    /// Wall time, retries and waits included.
+    duration_ms: u64,
+    token_usage: Option<TokenCounts>,
+    finish_reason: Option<String>,
+    /// HTTP attempts made.
+    attempts: usize,
+    /// One line per failed attempt (`retry 1/4 in 0 ms after HTTP 500: …`).
+    retries: Vec<String>,
+    error: Option<String>,
+    /// Whether the last attempt got an answer: its body is `response.json` (as received,
+    /// the API key redacted), even when the call failed on it. False when nothing arrived
+    /// (connection failure, timeout, cancelled), and there is no `response.json`.
+    response_received: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct TokenCounts {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    total_tokens: u64,
+}
+
+fn retry_lines(attempts: &[AttemptRecord]) -> Vec<String> {
+    attempts.iter().map(ToString::to_string).collect()
+}
+
+/// The request parameters besides model, messages and tools: `temperature`, `max_tokens`
+/// and every other key of `llm:`, as written. `pricing` is not among them: it is ours.
+pub(super) fn request_params(llm: &LlmConfig) -> Map<String, Value> {
+    let mut params = llm.extra.clone();
+    if let Some(temperature) = llm.temperature {
+        params.insert("temperature".to_owned(), Value::from(temperature));
+    }
+    if let Some(max_tokens) = llm.max_tokens {
+        params.insert("max_tokens".to_owned(), Value::from(max_tokens));
+    }
+    params
+}
+
+fn llm_failure(error: &LlmError) -> ErrorInfo {
+    ErrorInfo::new(ErrorType::LlmError, error.to_string())
+}
+
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,623 @@
+//! One way to start a run and drive it to its end, for every command that runs agents
+//! (`delta run`, `delta continue`, and the commands to come: batch, fork, replay).
+//!
+//! [`Launch::prepare`] does everything that can refuse before anything is created: it
+//! loads the agent, chooses the workspace (asking the caller's [`Frontend`] the reuse
+//! question), resolves the credentials once, reads the LLM and output settings from the
+//! environment and, for a continued run, checks that the run can be taken over. Then
+//! [`Launch::drive`] installs the signal handlers, creates the run (or takes it over),
+//! drives it with the caller's [`Observer`] and returns the [`Finished`] run, its result
+//! read back from the `metadata.json` on disk. The library never prints: warnings, the
+//! question and the takeover report go through the [`Frontend`], every step through the
+//! [`Observer`].
+
+mod question;
+mod settings;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use question::{MAX_QUESTIONS, Reuse, ask_reuse};
+pub use settings::{
+    BACKOFF_MS_ENV, MAX_ATTEMPTS_ENV, OUTPUT_LIMIT_MB_ENV, TIMEOUT_MS_ENV, client_settings,
+    env_var, output_limit,
+};
+
+use crate::config::{self, Agent, ConfigError};
+use crate::engine::{
+    self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, NewRun, Observer, Origin, Shutdown,
+};
+use crate::journal::FsyncPolicy;
+use crate::llm::{LlmClient, resolve_credentials};
+use crate::output::{Exit, OutputError, RunResult};
+use crate::process::OutputPolicy;
+use crate::resume::{self, ContinueOptions, ResumeError, ResumeReport};
+use crate::run::{RunId, RunPaths, RunStateError};
+use crate::secrets::Redactor;
+use crate::workspace::{
+    AgentWorkspace, WORKSPACES_DIR, WorkspaceError, check_workspace_path, create_next_workspace,
+    ensure_workspace, last_used, parse_workspace_name, set_last_used,
+};
+
+/// How many generated ids are tried before a collision is reported.
+const GENERATED_ID_ATTEMPTS: u32 = 5;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    /// A new run, or an existing one to continue.
+    pub start: Start,
+    /// The iteration budget of this process [default: agent.yaml's, else
+    /// [`DEFAULT_MAX_ITERATIONS`]].
+    pub max_iterations: Option<u32>,
+}
+
+/// Which run a [`LaunchSpec`] drives.
+#[derive(Debug, Clone)]
+pub enum Start {
+    /// A new run of an agent.
+    New {
+        /// The agent directory (or its agent.yaml / config.yaml), relative to `cwd`.
+        agent: PathBuf,
+        /// The directory relative paths start from, and `${CWD}` of the first load.
+        cwd: PathBuf,
+        /// The task: the run's first user message.
+        task: String,
+        /// The workspace (created when missing); `None`: one of the agent's numbered
+        /// workspaces, the last used one when the [`Frontend`] says so.
+        workspace: Option<PathBuf>,
+        /// The client's run id; `None`: a generated one.
+        run_id: Option<RunId>,
+    },
+    /// An existing run, continued from its journal with the agent as configured now.
+    Continue {
+        /// The workspace that holds the run (absolute).
+        workspace: PathBuf,
+        /// The run.
+        run_id: RunId,
+        /// An instruction, or the answer to the run's question.
+        message: Option<String>,
+        /// Take over a RUNNING run recorded on another host.
+        force: bool,
+    },
+}
+
+/// What a launch needs from the one who started it, since the library neither prints nor
+/// reads a terminal.
+pub trait Frontend {
+    /// A warning about the agent's configuration, before anything is created.
+    fn warning(&mut self, message: &str);
+
+    /// Whether to run in `previous`, the agent's workspace used last, or in a new one.
+    /// Answer [`Reuse::New`] when nobody can be asked; [`ask_reuse`] asks on a terminal.
+    ///
+    /// # Errors
+    /// When the question cannot be answered; nothing has been created.
+    fn reuse_workspace(&mut self, previous: &str) -> Result<Reuse, LaunchError>;
+
+    /// A continued run was taken over: what the takeover did that the user should know.
+    fn took_over(&mut self, report: &ResumeReport);
+}
+
+/// Why a run could not be started, continued or recorded (the loop's own outcomes are
+/// run statuses, not errors).
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The agent's configuration is unusable; its `Display` is the complete diagnostic.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No usable API key or base URL.
+    #[error("{0}")]
+    Credentials(#[from] crate::llm::CredentialsError),
+    /// A `DELTA_LLM_*` variable has a value out of its range.
+    #[error("{variable}={value:?} is not {expected}")]
+    Setting {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// `DELTA_FSYNC` has an unknown value.
+    #[error(transparent)]
+    Fsync(crate::journal::JournalError),
+    /// The LLM client cannot be set up.
+    #[error(transparent)]
+    Client(#[from] crate::llm::LlmError),
+    /// The workspace cannot be chosen or created.
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    /// Reading the answer to the workspace question failed.
+    #[error("cannot read the answer from standard input: {0}")]
+    Prompt(#[source] std::io::Error),
+    /// The workspace question got no answer it understood, [`MAX_QUESTIONS`] times.
+    #[error(
+        "no clear answer to \"Reuse workspace {previous}?\" after {MAX_QUESTIONS} tries; \
+         nothing was created"
+    )]
+    NoAnswer {
+        /// The workspace offered.
+        previous: String,
+    },
+    /// The run cannot be taken over (unknown, still active, other host, needs `-m`…).
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
+    /// The run cannot be created or recorded (the id is taken, the disk refuses).
+    #[error(transparent)]
+    Engine(#[from] engine::EngineError),
+    /// The async runtime or the signal handlers cannot be set up.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The finished run's metadata cannot be read back.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+impl LaunchError {
+    /// 126 for what the user must configure or grant (a usable workspace included), 2
+    /// when the command line or the workspace question lacks what is needed, 1 for the
+    /// rest.
+    #[must_use]
+    pub fn exit(&self) -> Exit {
+        match self {
+            LaunchError::Config(_)
+            | LaunchError::Credentials(_)
+            | LaunchError::Setting { .. }
+            | LaunchError::Fsync(_) => Exit::Config,
+            LaunchError::Workspace(error) => match error {
+                WorkspaceError::PermissionDenied { .. }
+                | WorkspaceError::NotFound { .. }
+                | WorkspaceError::NotADirectory { .. }
+                | WorkspaceError::ParentNotADirectory { .. }
+                | WorkspaceError::DeltaNotADirectory { .. } => Exit::Config,
+                WorkspaceError::Io { .. } | WorkspaceError::Exhausted { .. } => Exit::Failure,
+            },
+            LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
+                source,
+                ..
+            })) if is_permission(source) => Exit::Config,
+            LaunchError::NoAnswer { .. } => Exit::Usage,
+            LaunchError::Resume(error) if error.is_usage() => Exit::Usage,
+            LaunchError::Resume(_)
+            | LaunchError::Client(_)
+            | LaunchError::Prompt(_)
+            | LaunchError::Engine(_)
+            | LaunchError::Runtime(_)
+            | LaunchError::Output(_) => Exit::Failure,
+        }
+    }
+
+    /// How to fix it, when the message does not already say.
+    #[must_use]
+    pub fn help(&self) -> Option<String> {
+        match self {
+            LaunchError::Setting { variable, .. } => {
+                Some(format!("fix {variable}, or unset it for the default"))
+            }
+            LaunchError::Engine(engine::EngineError::RunState(RunStateError::RunExists {
+                run_id,
+                workspace,
+            })) => Some(format!(
+                "choose another --run-id, or resume that run with `delta continue --run-id \
+                 {run_id} -w {}`",
+                workspace.display()
+            )),
+            LaunchError::Workspace(error) => error.help(),
+            LaunchError::NoAnswer { previous } => Some(format!(
+                "answer y (reuse {previous}) or n (a new workspace); -y always creates a new \
+                 one and -w PATH names the workspace, both without asking"
+            )),
+            LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
+                path,
+                source,
+                ..
+            })) if is_permission(source) => Some(format!(
+                "check the permissions of {} (the workspace's .delta/ must be writable), or \
+                 pass a workspace you can write to with -w",
+                path.display()
+            )),
+            LaunchError::Config(_)
+            | LaunchError::Credentials(_)
+            | LaunchError::Fsync(_)
+            | LaunchError::Client(_)
+            | LaunchError::Prompt(_)
+            | LaunchError::Resume(_)
+            | LaunchError::Engine(_)
+            | LaunchError::Runtime(_)
+            | LaunchError::Output(_) => None,
+        }
+    }
+}
+
+/// The OS refused: no permission, or a read-only file system (exit 126, as the user must
+/// grant access or choose another place).
+fn is_permission(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
+}
+
+/// A run ready to be driven: everything checked, nothing of the run created yet (a new
+/// run's workspace aside).
+#[derive(Debug)]
+pub struct Launch {
+    agent: Agent,
+    llm: LlmClient,
+    output: OutputPolicy,
+    fsync: FsyncPolicy,
+    max_iterations: u32,
+    pending: Pending,
+}
+
+/// The run [`Launch::drive`] creates or takes over.
+#[derive(Debug)]
+enum Pending {
+    New {
+        workspace: PathBuf,
+        workspace_id: Option<String>,
+        run_id: Option<RunId>,
+        task: String,
+    },
+    Continue {
+        workspace: PathBuf,
+        run_id: RunId,
+        message: Option<String>,
+        force: bool,
+    },
+}
+
+/// A run driven to its end.
+#[derive(Debug)]
+pub struct Finished {
+    /// The run's files.
+    pub paths: RunPaths,
+    /// Its RunResult, read back from the `metadata.json` on disk.
+    pub result: RunResult,
+}
+
+impl Finished {
+    /// The exit code the run's end implies.
+    #[must_use]
+    pub fn exit(&self) -> Exit {
+        self.result.exit_code()
+    }
+}
+
+impl Launch {
+    /// Checks everything the run of `spec` needs, in the order a user fixes them.
+    ///
+    /// A new run: the agent (its warnings to `frontend`), the `-w` path, the workspace
+    /// choice (the reuse question, nothing created yet), the credentials (once, with the
+    /// chosen workspace's `.env`), the LLM and output settings, `DELTA_FSYNC`; then the
+    /// workspace is created and the agent reloaded with `${CWD}` = the workspace.
+    ///
+    /// A continued run: the run and its metadata, `DELTA_FSYNC`, what its state needs
+    /// (host, live owner, `-m`), the agent reloaded from the run's `agent_home` (so an
+    /// edited agent takes effect), the credentials and settings.
+    ///
+    /// # Errors
+    /// Every [`LaunchError`] but those of driving; nothing of the run exists yet.
+    pub fn prepare(spec: LaunchSpec, frontend: &mut dyn Frontend) -> Result<Self, LaunchError> {
+        match spec.start {
+            Start::New {
+                agent,
+                cwd,
+                task,
+                workspace,
+                run_id,
+            } => prepare_new(
+                &agent,
+                &cwd,
+                task,
+                workspace.as_deref(),
+                run_id,
+                spec.max_iterations,
+                frontend,
+            ),
+            Start::Continue {
+                workspace,
+                run_id,
+                message,
+                force,
+            } => prepare_continue(
+                workspace,
+                run_id,
+                message,
+                force,
+                spec.max_iterations,
+                frontend,
+            ),
+        }
+    }
+
+    /// The agent the run uses.
+    #[must_use]
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// Drives the run to its end: the signal handlers (SIGINT, SIGTERM) installed first,
+    /// so that no signal can leave the run RUNNING; the run created (a generated id that
+    /// happens to be taken is replaced, a client's is not) or taken over (its report to
+    /// `frontend`); `ask_human` answered by `human` when given, else the run pauses; every
+    /// step reported to `observer`.
+    ///
+    /// # Errors
+    /// When the run cannot be created, taken over or recorded, or its result read back.
+    pub fn drive(
+        self,
+        observer: &mut dyn Observer,
+        human: Option<Arc<dyn HumanInput>>,
+        frontend: &mut dyn Frontend,
+    ) -> Result<Finished, LaunchError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(LaunchError::Runtime)?;
+        let paths = runtime.block_on(async {
+            let shutdown = Shutdown::on_signals().map_err(LaunchError::Runtime)?;
+            let mut active = self.begin(frontend)?;
+            if let Some(human) = human {
+                active = active.with_human(human);
+            }
+            let paths = active
+                .drive(&self.agent, &self.llm, observer, shutdown)
+                .await?;
+            Ok::<_, LaunchError>(paths)
+        })?;
+        let result = RunResult::load(&paths)?;
+        Ok(Finished { paths, result })
+    }
+
+    /// The run as an [`ActiveRun`]: created, or taken over.
+    fn begin(&self, frontend: &mut dyn Frontend) -> Result<ActiveRun, LaunchError> {
+        match &self.pending {
+            Pending::New {
+                workspace,
+                workspace_id,
+                run_id,
+                task,
+            } => {
+                let mut attempts = 0;
+                loop {
+                    let id = match run_id {
+                        Some(id) => id.clone(),
+                        None => RunId::generate(chrono::Utc::now()),
+                    };
+                    let new = NewRun {
+                        workspace,
+                        workspace_id: workspace_id.clone(),
+                        run_id: id,
+                        task,
+                        max_iterations: self.max_iterations,
+                        fsync: self.fsync,
+                    };
+                    attempts += 1;
+                    match ActiveRun::begin(Origin::New(new), &self.agent, self.output.clone()) {
+                        Err(engine::EngineError::RunState(RunStateError::RunExists { .. }))
+                            if run_id.is_none() && attempts < GENERATED_ID_ATTEMPTS => {}
+                        other => return other.map_err(LaunchError::from),
+                    }
+                }
+            }
+            Pending::Continue {
+                workspace,
+                run_id,
+                message,
+                force,
+            } => {
+                let options = ContinueOptions {
+                    message: message.as_deref(),
+                    force: *force,
+                    max_iterations: self.max_iterations,
+                    fsync: self.fsync,
+                };
+                let resumed = resume::take_over(workspace, run_id, &options)?;
+                frontend.took_over(&resumed.report);
+                Ok(ActiveRun::begin(
+                    Origin::Continued(Box::new(resumed)),
+                    &self.agent,
+                    self.output.clone(),
+                )?)
+            }
+        }
+    }
+}
+
+fn prepare_new(
+    agent_path: &Path,
+    cwd: &Path,
+    task: String,
+    work_dir: Option<&Path>,
+    run_id: Option<RunId>,
+    max_iterations: Option<u32>,
+    frontend: &mut dyn Frontend,
+) -> Result<Launch, LaunchError> {
+    let agent = config::load_agent(agent_path, cwd)?;
+    for warning in &agent.warnings {
+        frontend.warning(warning);
+    }
+    // Before the credentials, which read `-w`'s .env: a file given as `-w` is reported
+    // as such, not as an unreadable `afile/.env`.
+    if let Some(dir) = work_dir {
+        check_workspace_path(dir)?;
+    }
+    let choice = choose_workspace(&agent, work_dir, frontend)?;
+    // A missing key fails here, before anything is created.
+    let credentials = resolve_credentials(&choice.env_dir(&agent.home), &agent.home, env_var)?;
+    let settings = client_settings(env_var)?;
+    let output_limit = output_limit(env_var)?;
+    let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
+
+    let (workspace, workspace_id) = choice.create(&agent.home)?;
+    let agent = config::load_agent(agent_path, &workspace)?;
+    let output = OutputPolicy::new(output_limit, Redactor::for_run(&credentials, env_var));
+    let llm = LlmClient::new(credentials, settings)?;
+    let max_iterations = budget(max_iterations, &agent);
+    Ok(Launch {
+        agent,
+        llm,
+        output,
+        fsync,
+        max_iterations,
+        pending: Pending::New {
+            workspace,
+            workspace_id,
+            run_id,
+            task,
+        },
+    })
+}
+
+fn prepare_continue(
+    workspace: PathBuf,
+    run_id: RunId,
+    message: Option<String>,
+    force: bool,
+    max_iterations: Option<u32>,
+    frontend: &mut dyn Frontend,
+) -> Result<Launch, LaunchError> {
+    let (paths, recorded) = resume::inspect(&workspace, &run_id)?;
+    let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
+    let options = ContinueOptions {
+        message: message.as_deref(),
+        force,
+        max_iterations: DEFAULT_MAX_ITERATIONS,
+        fsync,
+    };
+    resume::preflight(&paths, &recorded, &options)?;
+
+    let agent = config::load_agent(&recorded.agent_home, &workspace)?;
+    for warning in &agent.warnings {
+        frontend.warning(warning);
+    }
+    let credentials = resolve_credentials(&workspace, &agent.home, env_var)?;
+    let settings = client_settings(env_var)?;
+    let output = OutputPolicy::new(
+        output_limit(env_var)?,
+        Redactor::for_run(&credentials, env_var),
+    );
+    let llm = LlmClient::new(credentials, settings)?;
+    let max_iterations = budget(max_iterations, &agent);
+    Ok(Launch {
+        agent,
+        llm,
+        output,
+        fsync,
+        max_iterations,
+        pending: Pending::Continue {
+            workspace,
+            run_id,
+            message,
+            force,
+        },
+    })
+}
+
+/// `--max-iterations`, else agent.yaml's, else [`DEFAULT_MAX_ITERATIONS`].
+fn budget(asked: Option<u32>, agent: &Agent) -> u32 {
+    asked
+        .or(agent.max_iterations)
+        .unwrap_or(DEFAULT_MAX_ITERATIONS)
+}
+
+/// The workspace a new run goes to, decided but not yet created.
+enum Choice {
+    /// `-w PATH`.
+    Dir(PathBuf),
+    /// The agent's workspace used last.
+    Last(AgentWorkspace),
+    /// A new numbered workspace of the agent.
+    Next,
+}
+
+/// `-w PATH`, or one of the agent's numbered workspaces: the last used one when the
+/// frontend says so (it asks, or answers "new" when nobody can be asked), else a new one.
+fn choose_workspace(
+    agent: &Agent,
+    work_dir: Option<&Path>,
+    frontend: &mut dyn Frontend,
+) -> Result<Choice, LaunchError> {
+    if let Some(dir) = work_dir {
+        return Ok(Choice::Dir(dir.to_path_buf()));
+    }
+    Ok(match last_used(&agent.home) {
+        Some(previous) => match frontend.reuse_workspace(&previous.id)? {
+            Reuse::Last => Choice::Last(previous),
+            Reuse::New => Choice::Next,
+        },
+        None => Choice::Next,
+    })
+}
+
+impl Choice {
+    /// The directory whose `.env` is the credentials' workspace layer. A workspace yet to
+    /// be created has no `.env`: the agent's own stands in, as it does for the agent layer.
+    fn env_dir(&self, agent_home: &Path) -> PathBuf {
+        match self {
+            Choice::Dir(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+            Choice::Last(workspace) => workspace.path.clone(),
+            Choice::Next => agent_home.to_path_buf(),
+        }
+    }
+
+    /// Creates the workspace when needed (`-w`'s when missing, the next `W00N`), and
+    /// names a numbered one in `LAST_USED`. Returns its absolute path and its `W00N`.
+    fn create(self, agent_home: &Path) -> Result<(PathBuf, Option<String>), LaunchError> {
+        let workspace = match self {
+            Choice::Dir(dir) => {
+                let workspace = ensure_workspace(&dir)?;
+                let path = workspace.root().to_path_buf();
+                let id = numbered_id(agent_home, &path);
+                return Ok((path, id));
+            }
+            Choice::Last(workspace) => workspace,
+            Choice::Next => create_next_workspace(agent_home)?,
+        };
+        set_last_used(agent_home, &workspace.id)?;
+        Ok((workspace.path, Some(workspace.id)))
+    }
+}
+
+/// `W003` when `path` is `{agent_home}/workspaces/W003`.
+fn numbered_id(agent_home: &Path, path: &Path) -> Option<String> {
+    let parent = path.parent()?;
+    let name = path.file_name()?.to_str()?;
+    let workspaces = agent_home.join(WORKSPACES_DIR).canonicalize().ok()?;
+    (parent == workspaces && parse_workspace_name(name).is_some()).then(|| name.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_os_refusing_the_run_directory_is_a_permission_error() {
+        let run_dir = |kind| {
+            LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
+                path: PathBuf::from("/w/.delta/r1"),
+                action: "create directory",
+                source: std::io::Error::from(kind),
+            }))
+        };
+        for kind in [
+            std::io::ErrorKind::PermissionDenied,
+            std::io::ErrorKind::ReadOnlyFilesystem,
+        ] {
+            let error = run_dir(kind);
+            assert_eq!(error.exit(), Exit::Config);
+            assert!(
+                error
+                    .help()
+                    .unwrap()
+                    .starts_with("check the permissions of /w/.delta/r1 "),
+                "{error:?}"
+            );
+        }
+        let full = run_dir(std::io::ErrorKind::StorageFull);
+        assert_eq!(full.exit(), Exit::Failure);
+        assert_eq!(full.help(), None);
+    }
+}
