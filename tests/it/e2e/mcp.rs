@@ -19,21 +19,18 @@ use crate::support::run::{
     RunFiles, assert_consistent, assert_no_secret, delta, mock, only_run, wait_until,
 };
 
-/// The test server's entry point, or `None` (a loud failure in CI) when not installed.
-fn server_js() -> Option<PathBuf> {
+/// The test server's entry point. A missing server fails the test, in CI and everywhere
+/// else: `.ci/run` installs it, and so does `npm ci` in tests/mcp-server.
+fn server_js() -> PathBuf {
     let path = Path::new(ROOT).join(
         "tests/mcp-server/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
     );
-    if path.is_file() {
-        return Some(path);
-    }
     assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
+        path.is_file(),
         "the MCP test server is not installed: run `npm ci` in tests/mcp-server ({} missing)",
         path.display()
     );
-    eprintln!("skipped: the MCP test server is not installed (npm ci in tests/mcp-server)");
-    None
+    path
 }
 
 /// An agent whose `everything` server records its group in `${CWD}/server.pids`; `extra`
@@ -142,7 +139,7 @@ fn script(steps: &[&[(&str, &str)]]) -> String {
 
 #[test]
 fn tool_expand_lists_the_servers_tools_and_where_they_come_from() {
-    let Some(js) = server_js() else { return };
+    let js = server_js();
     let test = Test::new().agent(
         "agent",
         &agent_yaml(&js, "    tools: [echo, get-tiny-image]\n"),
@@ -167,7 +164,7 @@ fn tool_expand_lists_the_servers_tools_and_where_they_come_from() {
 
 #[test]
 fn a_run_calls_text_structured_and_image_tools_and_records_them() {
-    let Some(js) = server_js() else { return };
+    let js = server_js();
     let mock = mock(&script(&[&[
         ("everything__echo", r#"{"message": "hello from delta"}"#),
         (
@@ -258,7 +255,7 @@ fn a_run_calls_text_structured_and_image_tools_and_records_them() {
 /// Runs `script` against the test agent (`extra` added to the server's entry) in `ws`;
 /// returns the finished run, its files, and the workspace.
 fn run_script(script: &str, extra: &str, code: i32) -> (crate::support::harness::Run, RunFiles) {
-    let js = server_js().expect("checked by the caller");
+    let js = server_js();
     let mock = mock(script);
     let run = delta(Test::new().agent("agent", &agent_yaml(&js, extra)), &mock)
         .args([
@@ -272,9 +269,6 @@ fn run_script(script: &str, extra: &str, code: i32) -> (crate::support::harness:
 
 #[test]
 fn an_unknown_tool_name_is_an_error_observation_and_the_run_goes_on() {
-    if server_js().is_none() {
-        return;
-    }
     let script = script(&[
         &[("everything__nope", "{}")],
         &[("everything__echo", r#"{"message": "still here"}"#)],
@@ -294,9 +288,6 @@ fn an_unknown_tool_name_is_an_error_observation_and_the_run_goes_on() {
 
 #[test]
 fn invalid_arguments_are_an_error_observation_and_the_run_goes_on() {
-    if server_js().is_none() {
-        return;
-    }
     let script = script(&[
         &[("everything__echo", r#"{"text": 42}"#)],
         &[("everything__echo", r#"{"message": "fixed"}"#)],
@@ -316,9 +307,6 @@ fn invalid_arguments_are_an_error_observation_and_the_run_goes_on() {
 
 #[test]
 fn a_tool_that_reports_an_error_is_an_error_observation() {
-    if server_js().is_none() {
-        return;
-    }
     let script = script(&[&[(
         "everything__gzip-file-as-resource",
         r#"{"name": "x.gz", "data": "ftp://localhost/x"}"#,
@@ -345,9 +333,6 @@ fn a_tool_that_reports_an_error_is_an_error_observation() {
 
 #[test]
 fn a_call_that_outlasts_timeout_ms_is_an_error_observation_and_the_server_serves_on() {
-    if server_js().is_none() {
-        return;
-    }
     let script = script(&[
         &[(
             "everything__trigger-long-running-operation",
@@ -375,7 +360,7 @@ fn a_call_that_outlasts_timeout_ms_is_an_error_observation_and_the_server_serves
 
 #[test]
 fn a_server_killed_mid_call_is_an_error_observation_and_restarts_for_the_next_call() {
-    let Some(js) = server_js() else { return };
+    let js = server_js();
     let script = script(&[
         &[(
             "everything__trigger-long-running-operation",
@@ -454,9 +439,6 @@ fn a_server_that_never_answers_the_handshake_fails_the_run_at_start_with_126() {
 
 #[test]
 fn no_server_is_left_after_a_failed_run() {
-    if server_js().is_none() {
-        return;
-    }
     let (run, files) = run_script("steps:\n  - error: {status: 400}\n", "", 1);
     assert_eq!(files.metadata()["status"], "FAILED");
     assert_no_server_left(&run.path().join("ws"));
@@ -464,7 +446,7 @@ fn no_server_is_left_after_a_failed_run() {
 
 #[test]
 fn no_server_is_left_after_the_budget_is_spent() {
-    let Some(js) = server_js() else { return };
+    let js = server_js();
     let mock = mock(&script(&[&[("everything__echo", r#"{"message": "one"}"#)]]));
     let run = delta(Test::new().agent("agent", &agent_yaml(&js, "")), &mock)
         .args([
@@ -487,7 +469,7 @@ fn no_server_is_left_after_the_budget_is_spent() {
 
 #[test]
 fn no_server_is_left_while_waiting_for_a_human_and_continue_starts_it_again() {
-    let Some(js) = server_js() else { return };
+    let js = server_js();
     let script = "mode: by_conversation\nsteps:\n  - message:\n      tool_calls:\n        - {name: ask_human, arguments: {prompt: \"Say something\"}}\n  - message:\n      tool_calls:\n        - {name: everything__echo, arguments: {message: \"after the pause\"}}\n  - message: {content: done}\n";
     let mock = mock(script);
     let test = delta(Test::new().agent("agent", &agent_yaml(&js, "")), &mock);
@@ -519,7 +501,7 @@ fn no_server_is_left_while_waiting_for_a_human_and_continue_starts_it_again() {
 
 #[test]
 fn sigterm_during_a_call_stops_the_server_and_interrupts_the_run() {
-    let Some(js) = server_js() else { return };
+    let js = server_js();
     let script = script(&[&[(
         "everything__trigger-long-running-operation",
         r#"{"duration": 60, "steps": 1}"#,
@@ -625,7 +607,7 @@ fn http_agent(url: &str) -> String {
 
 #[test]
 fn a_streamable_http_server_is_called_with_a_bearer_token_that_no_file_holds() {
-    let Some(js) = server_js() else { return };
+    let js = server_js();
     let (_upstream, _proxy, url) = http_server(&js, BEARER_CANARY);
     let script = script(&[&[
         ("web__echo", r#"{"message": "over http"}"#),
@@ -653,7 +635,7 @@ fn a_streamable_http_server_is_called_with_a_bearer_token_that_no_file_holds() {
 
 #[test]
 fn a_wrong_bearer_token_fails_the_run_at_start_with_126() {
-    let Some(js) = server_js() else { return };
+    let js = server_js();
     let (_upstream, _proxy, url) = http_server(&js, BEARER_CANARY);
     let mock = mock("steps:\n  - message: {content: never asked}\n");
     let run = delta(Test::new().agent("agent", &http_agent(&url)), &mock)
@@ -687,7 +669,7 @@ fn a_missing_token_variable_fails_the_run_at_start_naming_it() {
 
 #[test]
 fn hooks_fire_around_mcp_calls_and_a_pre_tool_hook_can_skip_one() {
-    let Some(js) = server_js() else { return };
+    let js = server_js();
     let script = script(&[&[
         ("everything__echo", r#"{"message": "forbidden words"}"#),
         ("everything__echo", r#"{"message": "kind words"}"#),
