@@ -92,6 +92,8 @@ pub(super) enum CallError {
 struct Process {
     child: Child,
     pid: Pid,
+    /// The directory of its `process.json` (for a run), removed once it is stopped.
+    record: Option<std::path::PathBuf>,
 }
 
 impl Connection {
@@ -308,6 +310,9 @@ impl Process {
     fn kill(&mut self) {
         // ESRCH (the group is already gone) is the outcome we want anyway.
         let _ = killpg(self.pid, Signal::SIGKILL);
+        if let Some(dir) = &self.record {
+            super::orphans::forget(dir);
+        }
     }
 
     /// Waits up to [`STOP_GRACE`] for the leader to exit, kills what is left of the group,
@@ -351,9 +356,9 @@ fn spawn(
             "give the program and its arguments".to_owned(),
         )
     })?;
-    let log = match &env.io_dir {
+    let server_dir = env.io_dir.as_ref().map(|dir| dir.join(&config.name));
+    let log = match &server_dir {
         Some(dir) => {
-            let dir = dir.join(&config.name);
             let opened = std::fs::create_dir_all(&dir).and_then(|()| {
                 std::fs::OpenOptions::new()
                     .create(true)
@@ -413,7 +418,14 @@ fn spawn(
             Arc::clone(tail),
         ));
     }
-    Ok(Process { child, pid })
+    if let Some(dir) = &server_dir {
+        super::orphans::record(dir, pid.as_raw().unsigned_abs());
+    }
+    Ok(Process {
+        child,
+        pid,
+        record: server_dir,
+    })
 }
 
 /// Copies a server's stderr into its log (redacted) and keeps its tail for messages.

@@ -8,6 +8,7 @@
 //! time and never written anywhere.
 
 mod connection;
+mod orphans;
 mod result;
 
 use std::path::PathBuf;
@@ -158,6 +159,10 @@ impl McpServers {
     /// already started are stopped.
     pub async fn start(servers: &[McpServer], env: McpEnv) -> Result<Self, StartError> {
         let mut started = Self::none(env);
+        if let Some(io_dir) = &started.env.io_dir {
+            let swept = orphans::sweep(io_dir);
+            started.warnings.extend(swept);
+        }
         for config in servers {
             match Connection::open(config, &started.env).await {
                 Ok((connection, listed)) => {

@@ -57,6 +57,21 @@ impl ProcessIdentity {
         }
     }
 
+    /// The identity of the live process `pid` on this host, from `/proc/PID/stat`.
+    #[must_use]
+    pub fn of(pid: u32) -> Option<Self> {
+        let stat = read_stat(&Path::new("/proc").join(pid.to_string()).join("stat"))?;
+        let hostname = nix::unistd::gethostname()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Some(Self {
+            pid,
+            hostname,
+            process_name: stat.comm,
+            start_ticks: Some(stat.start_ticks),
+        })
+    }
+
     /// Whether the process ran on the same host as the caller. Only then can
     /// [`process_alive`] say anything about it.
     #[must_use]

@@ -704,3 +704,42 @@ fn hooks_fire_around_mcp_calls_and_a_pre_tool_hook_can_skip_one() {
     assert!(post.contains("Echo: kind words"), "{post}");
     assert_no_server_left(&run.path().join("ws"));
 }
+
+#[test]
+fn a_server_left_by_a_killed_engine_is_killed_when_the_run_is_continued() {
+    let js = server_js();
+    let script = script(&[&[(
+        "everything__trigger-long-running-operation",
+        r#"{"duration": 60, "steps": 1}"#,
+    )]]);
+    let mock = mock(&script);
+    let test = delta(Test::new().agent("agent", &agent_yaml(&js, "")), &mock).args([
+        "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
+    ]);
+    let mut child = test.spawn();
+    let workspace = test.path().join("ws");
+    let journal = workspace.join(".delta/r1/journal.jsonl");
+    wait_until("the long call to start", || {
+        std::fs::read_to_string(&journal).is_ok_and(|j| j.contains("ACTION_REQUEST"))
+    });
+    child.kill().expect("kill -9 delta");
+    child.wait().expect("reap delta");
+    let pgid = server_groups(&workspace)[0];
+    // server-everything does not exit when its stdin closes mid-call.
+    assert!(!group_is_gone(pgid), "the server outlived the engine");
+    let run = delta(Test::new(), &mock)
+        .current_dir(test.path())
+        .args(["continue", "--run-id", "r1", "-w", "ws"])
+        .run()
+        .code(0);
+    assert!(
+        run.stderr()
+            .contains("MCP server 'everything' (process group")
+            && run
+                .stderr()
+                .contains("was left running by an engine that did not stop it; killed"),
+        "{}",
+        run.stderr()
+    );
+    assert_no_server_left(&workspace);
+}
