@@ -359,7 +359,7 @@ fn spawn(
     let server_dir = env.io_dir.as_ref().map(|dir| dir.join(&config.name));
     let log = match &server_dir {
         Some(dir) => {
-            let opened = std::fs::create_dir_all(&dir).and_then(|()| {
+            let opened = std::fs::create_dir_all(dir).and_then(|()| {
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
