@@ -57,9 +57,10 @@ impl ActiveRun {
                 }
                 for (server, tools) in servers.servers() {
                     self.log.info(&format!(
-                        "MCP server '{}' started ({}): {} tool(s)",
+                        "MCP server '{}' started ({}), protocol {}: {} tool(s)",
                         server.name,
                         server.describe(),
+                        servers.protocol(&server.name).unwrap_or_default(),
                         tools.len()
                     ));
                 }

@@ -249,6 +249,13 @@ impl Connection {
         }
     }
 
+    /// The protocol revision the server answered the handshake with.
+    pub(super) fn protocol(&self) -> Option<String> {
+        self.client
+            .peer_info()
+            .map(|info| info.protocol_version.as_str().to_owned())
+    }
+
     /// Whether the server is gone: its process exited or its connection closed.
     pub(super) fn is_down(&self) -> bool {
         self.lost

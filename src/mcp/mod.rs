@@ -245,6 +245,12 @@ impl McpServers {
             .map(|slot| (&slot.config, slot.tools.as_slice()))
     }
 
+    /// The protocol revision server `name` works at, while it is connected.
+    pub fn protocol(&self, name: &str) -> Option<String> {
+        let slot = self.slots.iter().find(|slot| slot.config.name == name)?;
+        slot.connection.as_ref()?.protocol()
+    }
+
     /// The tool offered as `name`.
     pub fn find(&self, name: &str) -> Option<&McpTool> {
         self.tools().find(|tool| tool.offered == name)
