@@ -26,7 +26,7 @@ use crate::secrets::Redactor;
 
 /// How long a stopped server may take to exit after its stdin closes before its process
 /// group is killed.
-pub(super) const STOP_GRACE: Duration = Duration::from_secs(2);
+const STOP_GRACE: Duration = Duration::from_secs(2);
 /// How much of a server's stderr is kept in memory for error messages.
 const STDERR_TAIL: usize = 2048;
 

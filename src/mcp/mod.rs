@@ -12,7 +12,7 @@ mod orphans;
 mod result;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
@@ -334,9 +334,6 @@ impl McpServers {
             }
         }
     }
-
-    /// How long stopping may wait for a server to exit on its own before it is killed.
-    pub const STOP_GRACE: Duration = connection::STOP_GRACE;
 }
 
 impl Slot {

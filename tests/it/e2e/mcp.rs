@@ -16,7 +16,8 @@ use serde_json::Value;
 
 use crate::support::harness::{ROOT, Test};
 use crate::support::run::{
-    RunFiles, assert_consistent, assert_no_secret, delta, mock, only_run, wait_until,
+    RunFiles, assert_consistent, assert_in_no_file, assert_no_secret, delta, mock, only_run,
+    wait_until,
 };
 
 /// The test server's entry point. A missing server fails the test, in CI and everywhere
@@ -574,24 +575,6 @@ fn http_server(js: &Path, token: &str) -> (Background, Background, String) {
         .expect("the proxy's port");
     let url = format!("http://127.0.0.1:{}/mcp", line.trim());
     (upstream, proxy, url)
-}
-
-/// Fails when `needle` is in any file under `dir`.
-#[track_caller]
-fn assert_in_no_file(dir: &Path, needle: &str) {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        if path.is_dir() {
-            stack.extend(
-                std::fs::read_dir(&path)
-                    .expect("list")
-                    .map(|e| e.expect("entry").path()),
-            );
-        } else if let Ok(bytes) = std::fs::read(&path) {
-            let found = bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
-            assert!(!found, "{needle} was written to {}", path.display());
-        }
-    }
 }
 
 const BEARER_CANARY: &str = "mcp-bearer-canary-7d41f0c2";
