@@ -23,9 +23,11 @@ pub use settings::{
     env_var, output_limit,
 };
 
+use crate::answer::{OutputSchema, SchemaFileError};
+use crate::budget::{Budget, Exceeded, Spent};
 use crate::config::{self, Agent, ConfigError};
 use crate::engine::{
-    self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, NewRun, Observer, Origin, Shutdown,
+    self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, Limits, NewRun, Observer, Origin, Shutdown,
 };
 use crate::journal::FsyncPolicy;
 use crate::llm::{LlmClient, resolve_credentials};
@@ -50,6 +52,13 @@ pub struct LaunchSpec {
     /// The iteration budget of this process [default: agent.yaml's, else
     /// [`DEFAULT_MAX_ITERATIONS`]].
     pub max_iterations: Option<u32>,
+    /// Money, tokens and time over the run's life; each limit given here wins over
+    /// agent.yaml's, which wins over what a continued run recorded.
+    pub budget: Budget,
+    /// A JSON Schema file the final answer must satisfy (wins over agent.yaml's).
+    pub output_schema: Option<PathBuf>,
+    /// `Some(false)`: never offer `ask_human` (wins over agent.yaml's `ask_human`).
+    pub ask_human: Option<bool>,
 }
 
 /// Which run a [`LaunchSpec`] drives.
@@ -152,6 +161,21 @@ pub enum LaunchError {
     /// The finished run's metadata cannot be read back.
     #[error(transparent)]
     Output(#[from] OutputError),
+    /// `--output-schema` names no usable schema.
+    #[error(transparent)]
+    OutputSchema(#[from] SchemaFileError),
+    /// A cost budget for a model whose price is unknown cannot be kept.
+    #[error("a cost budget needs the price of {model}, which is not known")]
+    UnknownPrice {
+        /// The model.
+        model: String,
+    },
+    /// The run to continue stopped on a budget that is still spent.
+    #[error("{}; the run cannot go on within it", exceeded.message())]
+    BudgetSpent {
+        /// The budget, its limit and use.
+        exceeded: Exceeded,
+    },
 }
 
 impl LaunchError {
@@ -164,7 +188,10 @@ impl LaunchError {
             LaunchError::Config(_)
             | LaunchError::Credentials(_)
             | LaunchError::Setting { .. }
-            | LaunchError::Fsync(_) => Exit::Config,
+            | LaunchError::Fsync(_)
+            | LaunchError::OutputSchema(_)
+            | LaunchError::UnknownPrice { .. } => Exit::Config,
+            LaunchError::BudgetSpent { .. } => Exit::Usage,
             LaunchError::Workspace(error) => match error {
                 WorkspaceError::PermissionDenied { .. }
                 | WorkspaceError::NotFound { .. }
@@ -204,6 +231,19 @@ impl LaunchError {
                 workspace.display()
             )),
             LaunchError::Workspace(error) => error.help(),
+            LaunchError::OutputSchema(_) => {
+                Some("pass a JSON Schema file (draft 2020-12) to --output-schema".to_owned())
+            }
+            LaunchError::UnknownPrice { .. } => Some(
+                "give the model's prices under llm.pricing in agent.yaml (input_per_million, \
+                 output_per_million), or drop the cost budget"
+                    .to_owned(),
+            ),
+            LaunchError::BudgetSpent { exceeded } => Some(format!(
+                "give a larger budget: {} with more than {}",
+                exceeded.budget.flag(),
+                exceeded.budget.show(exceeded.used)
+            )),
             LaunchError::NoAnswer { previous } => Some(format!(
                 "answer y (reuse {previous}) or n (a new workspace); -y always creates a new \
                  one and -w PATH names the workspace, both without asking"
@@ -243,6 +283,7 @@ fn is_permission(error: &std::io::Error) -> bool {
 /// run's workspace aside).
 #[derive(Debug)]
 pub struct Launch {
+    limits: Limits,
     agent: Agent,
     llm: LlmClient,
     output: OutputPolicy,
@@ -300,6 +341,7 @@ impl Launch {
     /// # Errors
     /// Every [`LaunchError`] but those of driving; nothing of the run exists yet.
     pub fn prepare(spec: LaunchSpec, frontend: &mut dyn Frontend) -> Result<Self, LaunchError> {
+        let asked = spec.limits();
         match spec.start {
             Start::New {
                 agent,
@@ -313,7 +355,7 @@ impl Launch {
                 task,
                 workspace.as_deref(),
                 run_id,
-                spec.max_iterations,
+                (spec.max_iterations, &asked),
                 frontend,
             ),
             Start::Continue {
@@ -326,7 +368,7 @@ impl Launch {
                 run_id,
                 message,
                 force,
-                spec.max_iterations,
+                (spec.max_iterations, &asked),
                 frontend,
             ),
         }
@@ -358,7 +400,7 @@ impl Launch {
             .map_err(LaunchError::Runtime)?;
         let paths = runtime.block_on(async {
             let shutdown = Shutdown::on_signals().map_err(LaunchError::Runtime)?;
-            let mut active = self.begin(frontend)?;
+            let mut active = self.begin(frontend)?.with_limits(self.limits.clone());
             if let Some(human) = human {
                 active = active.with_human(human);
             }
@@ -432,7 +474,7 @@ fn prepare_new(
     task: String,
     work_dir: Option<&Path>,
     run_id: Option<RunId>,
-    max_iterations: Option<u32>,
+    (max_iterations, asked): (Option<u32>, &AskedLimits),
     frontend: &mut dyn Frontend,
 ) -> Result<Launch, LaunchError> {
     let agent = config::load_agent(agent_path, cwd)?;
@@ -450,13 +492,18 @@ fn prepare_new(
     let settings = client_settings(env_var)?;
     let output_limit = output_limit(env_var)?;
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
+    // What the limits refuse (an unknown price, a bad schema) is refused before anything
+    // is created; they are decided again below from the agent as reloaded.
+    asked.decide(&agent, Budget::default())?;
 
     let (workspace, workspace_id) = choice.create(&agent.home)?;
     let agent = config::load_agent(agent_path, &workspace)?;
     let output = OutputPolicy::new(output_limit, Redactor::for_run(&credentials, env_var));
     let llm = LlmClient::new(credentials, settings)?;
     let max_iterations = budget(max_iterations, &agent);
+    let limits = asked.decide(&agent, Budget::default())?;
     Ok(Launch {
+        limits,
         agent,
         llm,
         output,
@@ -476,7 +523,7 @@ fn prepare_continue(
     run_id: RunId,
     message: Option<String>,
     force: bool,
-    max_iterations: Option<u32>,
+    (max_iterations, asked): (Option<u32>, &AskedLimits),
     frontend: &mut dyn Frontend,
 ) -> Result<Launch, LaunchError> {
     let (paths, recorded) = resume::inspect(&workspace, &run_id)?;
@@ -501,7 +548,24 @@ fn prepare_continue(
     );
     let llm = LlmClient::new(credentials, settings)?;
     let max_iterations = budget(max_iterations, &agent);
+    let recorded_budget = recorded
+        .budget
+        .as_ref()
+        .map(Budget::recorded)
+        .unwrap_or_default();
+    let limits = asked.decide(&agent, recorded_budget)?;
+    if let Some(report) = &recorded.budget {
+        let spent = Spent {
+            cost_usd: recorded.usage.total_cost_usd,
+            tokens: recorded.usage.input_tokens + recorded.usage.output_tokens,
+            duration: std::time::Duration::from_secs_f64(report.duration_s.used),
+        };
+        if let Some(exceeded) = limits.budget.exceeded(spent) {
+            return Err(LaunchError::BudgetSpent { exceeded });
+        }
+    }
     Ok(Launch {
+        limits,
         agent,
         llm,
         output,
@@ -514,6 +578,55 @@ fn prepare_continue(
             force,
         },
     })
+}
+
+/// The limits a command asked for, before agent.yaml and the run's record fill the gaps.
+struct AskedLimits {
+    budget: Budget,
+    output_schema: Option<PathBuf>,
+    ask_human: Option<bool>,
+}
+
+impl LaunchSpec {
+    fn limits(&self) -> AskedLimits {
+        AskedLimits {
+            budget: self.budget,
+            output_schema: self.output_schema.clone(),
+            ask_human: self.ask_human,
+        }
+    }
+}
+
+impl AskedLimits {
+    /// The run's [`Limits`]: what was asked, else `agent`'s, else `recorded` (a continued
+    /// run's budget). A cost budget needs the model's price.
+    fn decide(&self, agent: &Agent, recorded: Budget) -> Result<Limits, LaunchError> {
+        let budget = self.budget.or(agent.budget).or(recorded);
+        if budget.max_cost_usd.is_some()
+            && crate::llm::cost_usd(&agent.llm.model, 0, 0, price(agent)).is_none()
+        {
+            return Err(LaunchError::UnknownPrice {
+                model: agent.llm.model.clone(),
+            });
+        }
+        let output_schema = match &self.output_schema {
+            Some(path) => Some(OutputSchema::load(path)?),
+            None => agent.output_schema.clone(),
+        };
+        Ok(Limits {
+            budget,
+            output_schema,
+            ask_human: self.ask_human.unwrap_or(agent.ask_human),
+        })
+    }
+}
+
+/// agent.yaml's `llm.pricing` as the price table's override.
+fn price(agent: &Agent) -> Option<(f64, f64)> {
+    agent
+        .llm
+        .pricing
+        .map(|p| (p.input_per_million, p.output_per_million))
 }
 
 /// `--max-iterations`, else agent.yaml's, else [`DEFAULT_MAX_ITERATIONS`].

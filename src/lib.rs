@@ -6,6 +6,8 @@
 //! that journal before every LLM call. The modules follow the specification's own nouns; the
 //! `delta` binary only parses arguments and calls into them.
 
+pub mod answer;
+pub mod budget;
 pub mod cli;
 pub mod config;
 pub mod context;

@@ -8,7 +8,9 @@
 
 mod exit;
 mod list;
+mod stream;
 
+use crate::budget::BudgetReport;
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
@@ -19,6 +21,7 @@ pub use list::{
     ListedStatus, RunFilter, RunListing, RunListingArray, format_age, list_runs, render_runs_json,
     render_runs_raw, render_runs_text,
 };
+pub use stream::{RefusalLine, ResultLine, ResultTag};
 
 use crate::run::{
     ErrorInfo, ErrorType, FinalStatus, InputType, InteractionRequest, Metadata, RunId, RunPaths,
@@ -98,6 +101,9 @@ pub struct Metrics {
     pub end_time: Timestamp,
     /// Tokens and cost.
     pub usage: Usage,
+    /// Each budget's limit and use, when the run has a budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetReport>,
 }
 
 /// Where the run ran.
@@ -227,6 +233,7 @@ impl RunResult {
                 start_time: metadata.created_at,
                 end_time,
                 usage: metadata.usage.clone(),
+                budget: metadata.budget,
             },
             metadata: ResultMetadata {
                 agent_name: metadata.agent_name.clone(),

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::config::raw::{AgentYaml, ContextYaml, HooksYaml, ImportedToolsYaml};
 use crate::hooks::{HookContext, HookControl};
 use crate::journal::Event;
-use crate::output::{RunListingArray, RunResult};
+use crate::output::{RefusalLine, RunListingArray, RunResult};
 use crate::run::{InteractionRequest, Metadata};
 use crate::sessions::{CleanupOutput, EndOutput, ErrorOutput, ExecOutput, ListEntry, StartOutput};
 
@@ -30,6 +30,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("journal-event.schema.json", written::<Event>()),
         ("metadata.schema.json", written::<Metadata>()),
         ("run-result.schema.json", written::<RunResult>()),
+        ("stream-line.schema.json", stream_line()),
         ("list-runs.schema.json", written::<RunListingArray>()),
         (
             "interaction-request.schema.json",
@@ -60,6 +61,54 @@ pub fn all() -> Vec<(&'static str, Value)> {
             root::<ErrorOutput>(Some("delta-sessions error output")),
         ),
     ]
+}
+
+/// One line of `--format jsonl`: a journal event exactly as in `journal.jsonl`, or the
+/// RESULT line (RunResult v2.0 with `type` and `exit_code`; or, when no run could be
+/// driven, a refusal). Composed from the generated schemas of those types.
+fn stream_line() -> Value {
+    let mut defs = serde_json::Map::new();
+    let mut take = |schema: Value| -> Value {
+        let Value::Object(mut schema) = schema else {
+            return schema;
+        };
+        if let Some(Value::Object(more)) = schema.remove("$defs") {
+            defs.extend(more);
+        }
+        schema.remove("$schema");
+        Value::Object(schema)
+    };
+    let event = take(written::<Event>());
+    let mut result = take(written::<RunResult>());
+    if let Value::Object(result) = &mut result {
+        result.insert("title".into(), "RESULT line of a run".into());
+        if let Some(Value::Object(properties)) = result.get_mut("properties") {
+            properties.insert(
+                "type".into(),
+                serde_json::json!({"const": "RESULT", "description": "`RESULT`."}),
+            );
+            properties.insert(
+                "exit_code".into(),
+                serde_json::json!({
+                    "type": "integer",
+                    "enum": [0, 1, 2, 101, 126, 130],
+                    "description": "The exit code the process ends with."
+                }),
+            );
+        }
+        if let Some(Value::Array(required)) = result.get_mut("required") {
+            required.push("type".into());
+            required.push("exit_code".into());
+        }
+    }
+    let refusal = take(written::<RefusalLine>());
+    serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Delta Engine --format jsonl line",
+        "description": "stdout of `delta run|continue --format jsonl`: every journal event the run appends, as in journal.jsonl, then exactly one RESULT line.",
+        "oneOf": [event, result, refusal],
+        "$defs": defs,
+    })
 }
 
 /// The root schema of `T`, with `title` set when the type does not carry one.

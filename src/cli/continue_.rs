@@ -12,10 +12,11 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueHint};
 
-use super::drive::{self, Format, Terminal, parse_run_id};
+use super::drive::{self, Format, LimitArgs, Terminal, parse_run_id, read_message};
 use super::error::CliError;
 use super::human::quote;
 use super::render;
+use crate::budget::Budget;
 use crate::launch::{LaunchSpec, Start};
 use crate::output::Exit;
 use crate::run::RunId;
@@ -49,6 +50,7 @@ pub(super) const LONG_ABOUT: &str = concat!(
         ("Resume an interrupted (or killed) run", "delta continue --run-id 20251014_043012_a1b2c3 -w ./work"),
         ("Answer the question a paused run asks", "delta continue --run-id ID -w ./work -m \"yes, proceed\""),
         ("Extend a completed run", "delta continue --run-id ID -w ./work -m \"Now write a summary\""),
+        ("Resume a run stopped by its budget, with a larger one", "delta continue --run-id ID -w ./work --max-tokens 400000"),
         ("Take over a run of a host that is gone", "delta continue --run-id ID -w /shared/work --force"),
         ("The most recent resumable run", "delta continue -w ./work --run-id \"$(delta list-runs -w ./work --resumable --first)\""),
     ])
@@ -66,6 +68,10 @@ pub struct ContinueArgs {
     /// WAITING_FOR_INPUT run.
     #[arg(short, long, value_name = "TEXT")]
     message: Option<String>,
+
+    /// Read the message from a file (`-m -` reads it from stdin).
+    #[arg(long, value_name = "FILE", conflicts_with = "message", value_hint = ValueHint::FilePath)]
+    message_file: Option<PathBuf>,
 
     /// Take over a RUNNING run recorded on another host, whose process cannot be checked
     /// from here. Only when you are sure that process is gone.
@@ -85,9 +91,13 @@ pub struct ContinueArgs {
     #[arg(short, long)]
     yes: bool,
 
-    /// What stdout gets at the end.
+    /// What stdout gets: the result at the end, or (jsonl) every journal line as it is
+    /// appended and a RESULT line.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+
+    #[command(flatten)]
+    limits: LimitArgs,
 
     /// Show engine detail on stderr: timings, invocation ids, retries.
     #[arg(short, long)]
@@ -102,15 +112,20 @@ impl ContinueArgs {
             });
         };
         let workspace = std::path::absolute(&self.work_dir).map_err(CliError::CurrentDir)?;
-        let spec = LaunchSpec {
+        let message = read_message(self.message, self.message_file)?;
+        let mut spec = LaunchSpec {
             start: Start::Continue {
                 workspace,
                 run_id,
-                message: self.message,
+                message,
                 force: self.force,
             },
             max_iterations: self.max_iterations,
+            budget: Budget::default(),
+            output_schema: None,
+            ask_human: None,
         };
+        self.limits.apply(&mut spec);
         let terminal = Terminal {
             verbose: self.verbose,
             interactive: self.interactive,

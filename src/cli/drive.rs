@@ -2,20 +2,25 @@
 //! terminal as the launch's [`Frontend`], the live stream on stderr, and the final output
 //! on stdout, printed last from the metadata on disk.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
-use clap::ValueEnum;
+use clap::{Args, ValueEnum, ValueHint};
 
 use super::error::CliError;
 use super::human::{TerminalHuman, print_pause_guidance};
+use super::jsonl::JsonlStream;
 use super::render;
 use super::stream::StreamRenderer;
-use crate::engine::HumanInput;
-use crate::launch::{Frontend, Launch, LaunchError, LaunchSpec, Reuse, ask_reuse};
+use crate::budget::{Budget, parse_duration};
+use crate::engine::{HumanInput, Observer};
+use crate::launch::{Finished, Frontend, Launch, LaunchError, LaunchSpec, Reuse, Start, ask_reuse};
 use crate::output::{Exit, render_json, render_raw, render_text};
 use crate::resume::ResumeReport;
 use crate::run::RunId;
+use crate::run::RunPaths;
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -26,6 +31,90 @@ pub enum Format {
     Json,
     /// The result alone (nothing unless COMPLETED): for pipes.
     Raw,
+    /// Every journal event as it is appended (one JSON line each, exactly as in the
+    /// journal), then one `{"type": "RESULT", ...}` line: for programs watching live.
+    Jsonl,
+}
+
+/// The budget, output schema and `ask_human` flags of `run` and `continue`.
+#[derive(Debug, Args)]
+pub(super) struct LimitArgs {
+    /// Stop the run (INTERRUPTED, BudgetExceeded, exit 1) before an LLM call once its
+    /// estimated cost reaches this many US dollars (needs the model's price).
+    #[arg(long, value_name = "USD", value_parser = positive_dollars)]
+    max_cost_usd: Option<f64>,
+
+    /// The same for input plus output tokens over the run.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_tokens: Option<u64>,
+
+    /// The same for the run's active wall time (90s, 30m, 2h); also stops a running tool.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    max_duration: Option<Duration>,
+
+    /// A JSON Schema (draft 2020-12) file the final answer must satisfy; an invalid answer
+    /// goes back to the model with the errors, twice at most.
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    output_schema: Option<PathBuf>,
+
+    /// Do not offer the built-in ask_human tool: the run never pauses for an answer.
+    #[arg(long)]
+    no_ask_human: bool,
+}
+
+impl LimitArgs {
+    /// The spec's fields these flags set.
+    pub(super) fn apply(self, spec: &mut LaunchSpec) {
+        spec.budget = Budget {
+            max_cost_usd: self.max_cost_usd,
+            max_tokens: self.max_tokens,
+            max_duration: self.max_duration,
+        };
+        spec.output_schema = self.output_schema;
+        if self.no_ask_human {
+            spec.ask_human = Some(false);
+        }
+    }
+}
+
+fn positive_dollars(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
+        _ => Err(format!(
+            "{text:?} is not a positive amount of US dollars, e.g. 0.50"
+        )),
+    }
+}
+
+/// The message of `-m TEXT` (`-` reads stdin) or `--message-file FILE`.
+///
+/// # Errors
+/// When stdin or the file cannot be read as UTF-8 text.
+pub(super) fn read_message(
+    text: Option<String>,
+    file: Option<PathBuf>,
+) -> Result<Option<String>, CliError> {
+    if let Some(path) = file {
+        return std::fs::read_to_string(&path)
+            .map(Some)
+            .map_err(|source| CliError::Message {
+                from: path.display().to_string(),
+                source,
+            });
+    }
+    match text {
+        Some(dash) if dash == "-" => {
+            let mut message = String::new();
+            std::io::stdin()
+                .read_to_string(&mut message)
+                .map_err(|source| CliError::Message {
+                    from: "standard input".to_owned(),
+                    source,
+                })?;
+            Ok(Some(message))
+        }
+        text => Ok(text),
+    }
 }
 
 /// `--run-id`'s parser.
@@ -49,6 +138,37 @@ pub(super) struct Terminal {
 /// Prepares and drives the run of `spec`, then prints its result: the one path of every
 /// command that runs an agent.
 pub(super) fn launch(spec: LaunchSpec, terminal: Terminal) -> Result<Exit, CliError> {
+    let human = StreamRenderer::stderr(terminal.verbose);
+    if terminal.format == Format::Jsonl {
+        let continued = match &spec.start {
+            Start::Continue {
+                workspace, run_id, ..
+            } => Some((RunPaths::new(workspace, run_id).journal(), run_id.clone())),
+            Start::New { .. } => None,
+        };
+        let mut stream = JsonlStream::new(human, continued);
+        let outcome = drive(spec, terminal, &mut stream);
+        // The RESULT line ends every stream, whatever stopped the run or kept it from
+        // starting.
+        return stream.finish(outcome);
+    }
+    let mut human = human;
+    let finished = drive(spec, terminal, &mut human)?;
+    let text = match terminal.format {
+        Format::Text => render_text(&finished.result),
+        Format::Json => render_json(&finished.result),
+        Format::Raw | Format::Jsonl => render_raw(&finished.result),
+    };
+    render::stdout(&text)?;
+    Ok(finished.exit())
+}
+
+/// Prepares the run of `spec` and drives it to its end with `observer` watching.
+fn drive(
+    spec: LaunchSpec,
+    terminal: Terminal,
+    observer: &mut dyn Observer,
+) -> Result<Finished, CliError> {
     let mut frontend = TerminalFrontend { yes: terminal.yes };
     let launch = Launch::prepare(spec, &mut frontend)?;
     let human: Option<Arc<dyn HumanInput>> = if terminal.interactive {
@@ -56,16 +176,9 @@ pub(super) fn launch(spec: LaunchSpec, terminal: Terminal) -> Result<Exit, CliEr
     } else {
         None
     };
-    let mut renderer = StreamRenderer::stderr(terminal.verbose);
-    let finished = launch.drive(&mut renderer, human, &mut frontend)?;
-    let text = match terminal.format {
-        Format::Text => render_text(&finished.result),
-        Format::Json => render_json(&finished.result),
-        Format::Raw => render_raw(&finished.result),
-    };
+    let finished = launch.drive(observer, human, &mut frontend)?;
     print_pause_guidance(&finished.result);
-    render::stdout(&text)?;
-    Ok(finished.exit())
+    Ok(finished)
 }
 
 /// The terminal as the launch's [`Frontend`]: warnings and reports on stderr, the workspace

@@ -49,6 +49,15 @@ pub enum CliError {
     /// Standard output went away or failed (not a closed pipe, which ends output quietly).
     #[error(transparent)]
     Stdout(#[from] StdoutError),
+    /// The message could not be read from `--message-file` or from stdin (`-m -`).
+    #[error("cannot read the message from {from}: {source}")]
+    Message {
+        /// The file, or `standard input`.
+        from: String,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
 }
 
 impl From<LaunchError> for CliError {
@@ -67,7 +76,9 @@ impl CliError {
     /// The exit code this error ends the process with.
     pub fn exit(&self) -> Exit {
         match self {
-            CliError::Usage(_) | CliError::RunIdRequired { .. } => Exit::Usage,
+            CliError::Usage(_) | CliError::RunIdRequired { .. } | CliError::Message { .. } => {
+                Exit::Usage
+            }
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
             CliError::Launch(error) => error.exit(),
@@ -79,13 +90,18 @@ impl CliError {
     }
 
     /// How to fix it, when there is something to say beyond the message.
-    fn help(&self) -> Option<String> {
+    pub(super) fn help(&self) -> Option<String> {
         match self {
             CliError::Init(error) => error.help(),
             CliError::Launch(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
             }
+            CliError::Message { .. } => Some(
+                "give the message with -m TEXT, -m - (read from stdin) or --message-file FILE \
+                 (a readable UTF-8 text file)"
+                    .into(),
+            ),
             CliError::Usage(_)
             | CliError::Config(_)
             | CliError::RunIdRequired { .. }
@@ -118,7 +134,8 @@ pub fn report(error: &CliError) {
         | CliError::Output(_)
         | CliError::CurrentDir(_)
         | CliError::Runtime(_)
-        | CliError::Stdout(_) => match error.help() {
+        | CliError::Stdout(_)
+        | CliError::Message { .. } => match error.help() {
             Some(help) => format!("error: {error}\n  = help: {help}"),
             None => format!("error: {error}"),
         },

@@ -14,6 +14,7 @@ mod drive;
 mod error;
 mod human;
 pub mod init;
+mod jsonl;
 mod list_runs;
 mod render;
 mod run;

@@ -13,9 +13,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueHint};
 
-use super::drive::{self, Format, Terminal, parse_run_id};
+use super::drive::{self, Format, LimitArgs, Terminal, parse_run_id, read_message};
 use super::error::CliError;
 use super::render;
+use crate::budget::Budget;
 use crate::launch::{LaunchSpec, Start};
 use crate::output::Exit;
 use crate::run::RunId;
@@ -40,6 +41,8 @@ pub(super) const LONG_ABOUT: &str = "Start a new run of an agent and drive it un
         ("Run in a chosen workspace", "delta run --agent ./my-agent -w ./work -m \"List the files\""),
         ("Orchestration: your own run id, machine-readable result", "delta run --run-id \"$(uuidgen)\" -m \"Build the report\" --format json 2>run.log"),
         ("Pipe the result", "delta run -y -m \"Return {\\\"summary\\\": ...} as JSON\" --format raw | jq .summary"),
+        ("Watch a run from a program: journal lines live, then a RESULT line", "delta run -y --message-file task.md --format jsonl --no-ask-human"),
+        ("A hard budget and a validated answer", "delta run -y -m - --max-cost-usd 0.50 --max-duration 30m --output-schema answer.schema.json < task.txt"),
     ])
 )]
 pub struct RunArgs {
@@ -47,9 +50,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH", default_value = ".", value_hint = ValueHint::AnyPath)]
     agent: PathBuf,
 
-    /// The task: the first user message of the run.
-    #[arg(short, long, value_name = "TEXT")]
-    message: String,
+    /// The task: the first user message of the run (`-` reads it from stdin).
+    #[arg(
+        short,
+        long,
+        value_name = "TEXT",
+        required_unless_present = "message_file"
+    )]
+    message: Option<String>,
+
+    /// Read the task from a file.
+    #[arg(long, value_name = "FILE", conflicts_with = "message", value_hint = ValueHint::FilePath)]
+    message_file: Option<PathBuf>,
 
     /// Workspace directory (the tools' working directory; created when missing). Without
     /// it, the agent's workspaces/W00N is used.
@@ -79,24 +91,33 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", value_parser = parse_run_id)]
     run_id: Option<RunId>,
 
-    /// What stdout gets at the end.
+    /// What stdout gets: the result at the end, or (jsonl) every journal line as it is
+    /// appended and a RESULT line.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 impl RunArgs {
     pub(super) fn run(self) -> Result<Exit, CliError> {
         let cwd = std::env::current_dir().map_err(CliError::CurrentDir)?;
-        let spec = LaunchSpec {
+        let task = read_message(self.message, self.message_file)?.unwrap_or_default();
+        let mut spec = LaunchSpec {
             start: Start::New {
                 agent: self.agent,
                 cwd,
-                task: self.message,
+                task,
                 workspace: self.work_dir,
                 run_id: self.run_id,
             },
             max_iterations: self.max_iterations,
+            budget: Budget::default(),
+            output_schema: None,
+            ask_human: None,
         };
+        self.limits.apply(&mut spec);
         let terminal = Terminal {
             verbose: self.verbose,
             interactive: self.interactive,

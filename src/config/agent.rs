@@ -8,9 +8,10 @@ use serde_saphyr::Spanned;
 
 use super::error::{ConfigError, sanitize};
 use super::imports::McpServersYaml;
-use super::raw::{AGENT_KEYS, AgentYaml, HookMap, LlmYaml};
+use super::raw::{AGENT_KEYS, AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYaml};
 use super::suggest;
 use super::yaml::{self, TopLevelKeys};
+use crate::budget::{Budget, parse_duration};
 use crate::tool::ToolDef;
 
 /// The `llm:` section, validated.
@@ -60,6 +61,12 @@ pub struct AgentFile {
     pub max_iterations: Option<u32>,
     /// `mcp_servers:` as written, checked by the importer.
     pub(crate) mcp_servers: McpServersYaml,
+    /// `budget:`, checked.
+    pub budget: Budget,
+    /// `output_schema:` as written (resolved by the loader).
+    pub output_schema: Option<Spanned<String>>,
+    /// `ask_human:`, default true.
+    pub ask_human: bool,
     /// Hooks in the deprecated location, with the key they were found under.
     pub legacy_hooks: Option<(&'static str, HookMap)>,
     /// Warnings about this file (unknown keys).
@@ -121,8 +128,59 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
         tools: raw.tools.unwrap_or_default(),
         max_iterations,
         mcp_servers: raw.mcp_servers,
+        budget: match raw.budget {
+            Some(budget) => budget_config(budget.value, file)?,
+            None => Budget::default(),
+        },
+        output_schema: raw.output_schema,
+        ask_human: raw.ask_human.unwrap_or(true),
         legacy_hooks,
         warnings,
+    })
+}
+
+fn budget_config(budget: BudgetYaml, file: &Path) -> Result<Budget, ConfigError> {
+    let max_cost_usd = match budget.max_cost_usd {
+        Some(cost) if !(cost.value.is_finite() && cost.value > 0.0) => {
+            return Err(ConfigError::new(
+                file,
+                format!(
+                    "`budget.max_cost_usd` must be a positive number, found {}",
+                    cost.value
+                ),
+            )
+            .at(cost.referenced)
+            .help("give a limit in US dollars, e.g. `max_cost_usd: 0.50`"));
+        }
+        cost => cost.map(|c| c.value),
+    };
+    let max_tokens =
+        match budget.max_tokens {
+            Some(tokens) if tokens.value == 0 => {
+                return Err(ConfigError::new(file, "`budget.max_tokens` must be at least 1")
+                .at(tokens.referenced)
+                .help("give a number of tokens (input plus output), e.g. `max_tokens: 200000`"));
+            }
+            tokens => tokens.map(|t| t.value),
+        };
+    let max_duration = match budget.max_duration {
+        None => None,
+        Some(duration) => {
+            let parsed = match &duration.value {
+                DurationYaml::Seconds(seconds) => parse_duration(&seconds.to_string()),
+                DurationYaml::Text(text) => parse_duration(text),
+            };
+            Some(parsed.map_err(|problem| {
+                ConfigError::new(file, format!("`budget.max_duration`: {problem}"))
+                    .at(duration.referenced)
+                    .help("e.g. `max_duration: 30m`")
+            })?)
+        }
+    };
+    Ok(Budget {
+        max_cost_usd,
+        max_tokens,
+        max_duration,
     })
 }
 

@@ -29,6 +29,8 @@ pub use mcp::{
     DEFAULT_MCP_STARTUP_TIMEOUT, DEFAULT_MCP_TIMEOUT, MCP_TOOL_SEPARATOR, McpServer, McpTransport,
 };
 
+use crate::answer::OutputSchema;
+use crate::budget::Budget;
 use crate::tool::{EngineVars, ToolSpec};
 use imports::{Importer, ToolSource};
 
@@ -55,6 +57,12 @@ pub struct Agent {
     pub max_iterations: Option<u32>,
     /// MCP servers after imports and overrides, in first-definition order.
     pub mcp_servers: Vec<McpServer>,
+    /// `budget:` of agent.yaml (the command line's flags win).
+    pub budget: Budget,
+    /// `output_schema:` of agent.yaml, loaded and compiled.
+    pub output_schema: Option<OutputSchema>,
+    /// `ask_human:` of agent.yaml: whether the built-in tool is offered.
+    pub ask_human: bool,
     /// Configured lifecycle hooks.
     pub hooks: Hooks,
     /// The context recipe as of load time (the engine re-reads it every iteration).
@@ -115,6 +123,20 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
     };
 
     let context = load_context(&home, &cwd)?;
+    let output_schema = match &file.output_schema {
+        None => None,
+        Some(written) => {
+            let path = vars::resolve_path(&vars, &written.value, &home);
+            Some(OutputSchema::load(&path).map_err(|error| {
+                ConfigError::new(&config_file, error.to_string())
+                    .at(written.referenced)
+                    .help(
+                        "point `output_schema:` at a JSON Schema file (draft 2020-12), \
+                         relative to the agent directory",
+                    )
+            })?)
+        }
+    };
 
     Ok(Agent {
         home,
@@ -127,6 +149,9 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
         tools,
         max_iterations: file.max_iterations,
         mcp_servers: imported.mcp_servers,
+        budget: file.budget,
+        output_schema,
+        ask_human: file.ask_human,
         hooks,
         context,
         warnings,

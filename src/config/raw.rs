@@ -58,6 +58,16 @@ pub struct AgentYaml {
     /// server name. Servers defined here override imported ones with the same name.
     #[schemars(with = "Option<std::collections::BTreeMap<String, McpServerYaml>>")]
     pub mcp_servers: Option<KeyedMap<Spanned<McpServerYaml>>>,
+    /// Hard limits on what a run may spend (the command-line flags win over each).
+    #[schemars(with = "Option<BudgetYaml>")]
+    pub budget: Option<Spanned<BudgetYaml>>,
+    /// A JSON Schema (draft 2020-12) file, relative to the agent directory, that the final
+    /// answer must satisfy (`--output-schema` wins). Turns with tool calls are free.
+    #[schemars(with = "Option<String>")]
+    pub output_schema: Option<Spanned<String>>,
+    /// Whether the built-in `ask_human` tool is offered to the model. Default: true;
+    /// `false` (or `--no-ask-human`) means a run never pauses for an answer.
+    pub ask_human: Option<bool>,
     /// Deprecated: hooks belong in `hooks.yaml`. Read only when `hooks.yaml` is absent.
     #[schemars(with = "Option<HookMap>", extend("deprecated" = true))]
     pub hooks: Option<Spanned<HookMap>>,
@@ -78,6 +88,9 @@ pub(crate) const AGENT_KEYS: &[&str] = &[
     "tools",
     "max_iterations",
     "mcp_servers",
+    "budget",
+    "output_schema",
+    "ask_human",
     "hooks",
     "lifecycle_hooks",
 ];
@@ -148,6 +161,31 @@ pub struct PricingYaml {
     /// Price of one million completion (output) tokens.
     #[schemars(with = "f64", range(min = 0.0))]
     pub output_per_million: Spanned<f64>,
+}
+
+/// `budget:` in agent.yaml: limits over the run's whole life.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetYaml {
+    /// Estimated cost in US dollars (needs the model's price: built in, or `llm.pricing`).
+    #[schemars(with = "Option<f64>", range(min = 0.0))]
+    pub max_cost_usd: Option<Spanned<f64>>,
+    /// Input plus output tokens.
+    #[schemars(with = "Option<u64>", range(min = 1))]
+    pub max_tokens: Option<Spanned<u64>>,
+    /// Active wall time: `90s`, `30m`, `2h`, `500ms`, or a number of seconds.
+    #[schemars(with = "Option<DurationYaml>")]
+    pub max_duration: Option<Spanned<DurationYaml>>,
+}
+
+/// A duration: a number of seconds, or text with a unit (`90s`, `30m`, `2h`, `500ms`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum DurationYaml {
+    /// Seconds.
+    Seconds(f64),
+    /// With a unit.
+    Text(String),
 }
 
 /// A tool file listed in `imports:`.

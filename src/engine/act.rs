@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::observation::{Ending, cap_observation, format_observation};
 use super::{
-    ActiveRun, EngineError, EngineEvent, OBSERVATION_LIMIT_CHARS, Observer, Shutdown, StopSignal,
+    ActiveRun, Cut, EngineError, EngineEvent, OBSERVATION_LIMIT_CHARS, Observer, Shutdown,
     create_dir,
 };
 use crate::config::Agent;
@@ -251,7 +251,7 @@ impl ActiveRun {
         call: &ToolCall,
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
-    ) -> Result<Option<StopSignal>, EngineError> {
+    ) -> Result<Option<Cut>, EngineError> {
         let action_id = uuid::Uuid::new_v4().to_string();
         let parsed = parse_arguments(&call.arguments);
         let tool_args = parsed.clone().unwrap_or_default();
@@ -332,9 +332,11 @@ impl ActiveRun {
                 );
                 let started = Instant::now();
                 let stdin = invocation.stdin.as_deref().map(str::as_bytes);
+                let deadline = self.deadline();
                 let outcome = tokio::select! {
                     result = run_process(&invocation.argv, stdin, &options) => Ok(result),
-                    signal = shutdown.wait() => Err(signal),
+                    signal = shutdown.wait() => Err(Cut::Signal(signal)),
+                    () = until(deadline) => Err(Cut::Budget),
                 };
                 let command = command.clone().unwrap_or_default();
                 let elapsed = started.elapsed();
@@ -378,19 +380,37 @@ impl ActiveRun {
                         };
                         (record, (ActionStatus::Error, None, message, elapsed))
                     }
-                    Err(signal) => {
-                        stopped_by = Some(signal);
+                    Err(cut) => {
+                        stopped_by = Some(cut);
+                        let (exit, why) = match cut {
+                            Cut::Signal(signal) => (
+                                "interrupted",
+                                format!("the run was interrupted by {signal}"),
+                            ),
+                            Cut::Budget => (
+                                "budget exceeded",
+                                format!(
+                                    "the run's duration budget ({}) ran out",
+                                    crate::budget::BudgetKind::Duration.show(
+                                        self.limits
+                                            .budget
+                                            .max_duration
+                                            .unwrap_or_default()
+                                            .as_secs_f64()
+                                    )
+                                ),
+                            ),
+                        };
                         // The logs keep what the command wrote before it was stopped.
                         let record = ExecutionRecord {
                             command,
                             logs: None,
-                            exit: "interrupted".to_owned(),
+                            exit: exit.to_owned(),
                             duration: elapsed,
                         };
                         let message = format!(
-                            "Error: the run was interrupted by {signal} while this command ran; \
-                             the command was stopped (its process group killed) and may have \
-                             done only part of its work."
+                            "Error: {why} while this command ran; the command was stopped (its \
+                             process group killed) and may have done only part of its work."
                         );
                         (record, (ActionStatus::Error, None, message, elapsed))
                     }
@@ -436,6 +456,14 @@ impl ActiveRun {
         self.post_tool_execution(hook_call, result, blocked.is_some(), observer, shutdown)
             .await?;
         Ok(stopped_by)
+    }
+}
+
+/// Resolves at `deadline`, or never.
+pub(super) async fn until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -8,10 +8,11 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::act::ExecutionRecord;
-use super::act::tool_env;
+use super::act::{tool_env, until};
 use super::interrupted;
+use super::limits::Cut;
 use super::observation::{OBSERVATION_LIMIT_CHARS, cap_observation};
-use super::{ActiveRun, EngineError, EngineEvent, Flow, Observer, Shutdown, Stop, StopSignal};
+use super::{ActiveRun, EngineError, EngineEvent, Flow, Observer, Shutdown, Stop};
 use crate::config::Agent;
 use crate::journal::ActionStatus;
 use crate::mcp::{McpEnv, McpServers, McpTool, write_call_record};
@@ -22,7 +23,7 @@ pub(super) struct McpActed {
     pub(super) status: ActionStatus,
     pub(super) observation: String,
     pub(super) duration: Duration,
-    pub(super) stopped_by: Option<StopSignal>,
+    pub(super) stopped_by: Option<Cut>,
 }
 
 impl ActiveRun {
@@ -122,6 +123,7 @@ impl ActiveRun {
             source,
         };
         let command = tool.resolved_command();
+        let deadline = self.deadline();
         let Some(servers) = self.mcp.as_mut() else {
             return Ok(McpActed {
                 status: ActionStatus::Error,
@@ -132,7 +134,8 @@ impl ActiveRun {
         };
         let outcome = tokio::select! {
             outcome = servers.call(tool, arguments.clone()) => Ok(outcome),
-            signal = shutdown.wait() => Err(signal),
+            signal = shutdown.wait() => Err(Cut::Signal(signal)),
+            () = until(deadline) => Err(Cut::Budget),
         };
         match outcome {
             Ok(outcome) => {
@@ -166,11 +169,21 @@ impl ActiveRun {
                     stopped_by: None,
                 })
             }
-            Err(signal) => {
+            Err(cut) => {
+                let (exit, why) = match cut {
+                    Cut::Signal(signal) => (
+                        "interrupted",
+                        format!("the run was interrupted by {signal}"),
+                    ),
+                    Cut::Budget => (
+                        "budget exceeded",
+                        "the run's duration budget ran out".to_owned(),
+                    ),
+                };
                 ExecutionRecord {
                     command: command.clone(),
                     logs: None,
-                    exit: "interrupted".to_owned(),
+                    exit: exit.to_owned(),
                     duration: Duration::ZERO,
                 }
                 .write(record_dir)
@@ -178,11 +191,10 @@ impl ActiveRun {
                 Ok(McpActed {
                     status: ActionStatus::Error,
                     observation: format!(
-                        "Error: the run was interrupted by {signal} while this MCP tool ran; \
-                         its effects are unknown."
+                        "Error: {why} while this MCP tool ran; its effects are unknown."
                     ),
                     duration: Duration::ZERO,
-                    stopped_by: Some(signal),
+                    stopped_by: Some(cut),
                 })
             }
         }

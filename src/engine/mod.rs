@@ -31,6 +31,7 @@ mod act;
 mod ask_human;
 mod event;
 mod hooks;
+mod limits;
 mod log;
 mod mcp;
 mod observation;
@@ -46,6 +47,7 @@ use serde_json::Value;
 pub use act::parse_arguments;
 pub use ask_human::{HumanInput, ask_human_schema};
 pub use event::{EngineEvent, NoObserver, Observer};
+pub use limits::Limits;
 pub use log::{EngineLog, Level};
 pub use observation::{Ending, OBSERVATION_LIMIT_CHARS, cap_observation, format_observation};
 pub use shutdown::{Shutdown, ShutdownTrigger, StopSignal};
@@ -57,11 +59,11 @@ use crate::journal::{EventPayload, Journal, JournalError, RunEnd};
 use crate::llm::LlmClient;
 use crate::process::{OUTPUT_KEEP_BYTES, OutputPolicy};
 use crate::run::{
-    ErrorInfo, ErrorType, Metadata, RunLock, RunPaths, RunStateError, Timestamp, result_value,
-    write_metadata,
+    ErrorInfo, ErrorType, Metadata, RunLock, RunPaths, RunStateError, Timestamp, write_metadata,
 };
 use crate::tool::{ASK_HUMAN_TOOL, ToolSpec};
 use ask_human::Asked;
+use limits::{Clock, Cut, Verdict};
 use think::request_params;
 
 // An observation's head and tail (half the cap each, up to 4 bytes a character) must come
@@ -116,6 +118,11 @@ pub struct ActiveRun {
     output: OutputPolicy,
     /// The run's MCP servers while the loop runs (started by `drive`).
     mcp: Option<crate::mcp::McpServers>,
+    limits: Limits,
+    /// The run's active time, for the duration budget.
+    clock: Clock,
+    /// Invalid final answers sent back to the model by this process.
+    repairs: u32,
 }
 
 /// A step's outcome when it did not fail the engine: its value, or the reason the loop
@@ -186,12 +193,13 @@ impl ActiveRun {
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
     ) -> Result<Stop, EngineError> {
+        let ask_human = self.limits.ask_human;
         let tools: Vec<Value> = agent
             .tools
             .iter()
             .map(ToolSpec::function_schema)
             .chain(self.mcp_schemas())
-            .chain(std::iter::once(ask_human_schema()))
+            .chain(ask_human.then(ask_human_schema))
             .collect();
         let params = request_params(&agent.llm);
         let budget = self.metadata.max_iterations;
@@ -216,6 +224,9 @@ impl ActiveRun {
                     )),
                 ));
             }
+            if let Some(exceeded) = self.budget_spent() {
+                return self.budget_stop(exceeded, observer);
+            }
             done += 1;
             self.metadata.iterations += 1;
             let iteration = self.metadata.iterations;
@@ -238,22 +249,35 @@ impl ActiveRun {
                 if let Some(signal) = shutdown.requested() {
                     return Ok(interrupted(signal));
                 }
-                if call.name == ASK_HUMAN_TOOL {
+                if let Some(exceeded) = self.budget_spent() {
+                    return self.budget_stop(exceeded, observer);
+                }
+                if ask_human && call.name == ASK_HUMAN_TOOL {
                     match self.ask_human(call, observer, shutdown).await? {
                         Asked::Answered => continue,
                         Asked::Paused => return Ok(Stop::WaitingForInput),
                         Asked::Stopped(signal) => return Ok(interrupted(signal)),
                     }
                 }
-                if let Some(signal) = self.act(agent, call, observer, shutdown).await? {
-                    return Ok(interrupted(signal));
+                match self.act(agent, call, observer, shutdown).await? {
+                    None => {}
+                    Some(Cut::Signal(signal)) => return Ok(interrupted(signal)),
+                    Some(Cut::Budget) => {
+                        let exceeded = self.duration_spent();
+                        return self.budget_stop(exceeded, observer);
+                    }
                 }
             }
             self.hook(HookEvent::OnIterationEnd, observer, shutdown)
                 .await?;
             if said.tool_calls.is_empty() {
-                return Ok(Stop::Completed(result_value(&said.content)));
+                match self.final_answer(&said.content, observer)? {
+                    Verdict::Final(result) => return Ok(Stop::Completed(result)),
+                    Verdict::Fail(error) => return Ok(Stop::Failed(error)),
+                    Verdict::Repair => {}
+                }
             }
+            self.record_budget();
             self.metadata.touch(Timestamp::now());
             write_metadata(&self.paths.metadata(), &self.metadata)?;
         }
@@ -263,6 +287,7 @@ impl ActiveRun {
     /// write). Each step is attempted even when an earlier one failed, so the metadata on
     /// disk is final whenever the disk allows it; the first error is returned.
     fn finish(&mut self, stop: Stop, observer: &mut dyn Observer) -> Result<(), EngineError> {
+        self.record_budget();
         let now = Timestamp::now();
         let (error, result) = match stop {
             Stop::Completed(result) => {

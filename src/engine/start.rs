@@ -5,6 +5,9 @@
 
 use std::path::Path;
 
+use std::time::Duration;
+
+use super::limits::{Clock, Limits};
 use super::{ActiveRun, EngineError, EngineLog};
 use crate::config::Agent;
 use crate::hooks::HookRunner;
@@ -78,6 +81,9 @@ impl ActiveRun {
                 (paths, lock, journal, metadata, log)
             }
         };
+        let active_before = metadata.budget.map_or(Duration::ZERO, |b| {
+            Duration::from_secs_f64(b.duration_s.used)
+        });
         Ok(ActiveRun {
             hooks: HookRunner::new(agent.hooks.clone(), &paths).with_output(output.clone()),
             paths,
@@ -88,6 +94,9 @@ impl ActiveRun {
             human: None,
             output,
             mcp: None,
+            clock: Clock::starting_at(active_before),
+            limits: Limits::default(),
+            repairs: 0,
         })
     }
 }

@@ -38,7 +38,8 @@ impl Exit {
 
     /// The exit code of a run in `status` with `error`:
     /// COMPLETED 0; FAILED 1 (126 when `error.type` is `ConfigError`); WAITING_FOR_INPUT
-    /// 101; INTERRUPTED 1 when the budget was spent (`error.type` `MaxIterationsReached`),
+    /// 101; INTERRUPTED 1 when a budget was spent (`error.type` `MaxIterationsReached` or
+    /// `BudgetExceeded`),
     /// else 130 (signal); RUNNING — never a final state — 1.
     #[must_use]
     pub fn for_run(status: RunStatus, error: Option<&ErrorInfo>) -> Self {
@@ -48,7 +49,12 @@ impl Exit {
             RunStatus::Failed if error_type == Some(&ErrorType::ConfigError) => Exit::Config,
             RunStatus::Failed | RunStatus::Running => Exit::Failure,
             RunStatus::WaitingForInput => Exit::WaitingForInput,
-            RunStatus::Interrupted if error_type == Some(&ErrorType::MaxIterationsReached) => {
+            RunStatus::Interrupted
+                if matches!(
+                    error_type,
+                    Some(ErrorType::MaxIterationsReached | ErrorType::BudgetExceeded)
+                ) =>
+            {
                 Exit::Failure
             }
             RunStatus::Interrupted => Exit::Interrupted,

@@ -10,6 +10,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{ProcessIdentity, RunId, RunStateError, Timestamp, write_atomic};
+use crate::budget::{BudgetReport, Exceeded};
 
 /// Version of the `metadata.json` layout written by this engine.
 pub const METADATA_SCHEMA_VERSION: &str = "1.0";
@@ -156,6 +157,11 @@ pub enum ErrorType {
     LlmError,
     /// The agent's configuration is unusable; exit code 126.
     ConfigError,
+    /// A budget on cost, tokens or time was spent; status INTERRUPTED, exit code 1,
+    /// continuable with a larger budget. `error.budget` says which.
+    BudgetExceeded,
+    /// The final answer never satisfied the output schema; status FAILED.
+    OutputSchemaViolation,
     /// Any other name, kept verbatim.
     Other(String),
 }
@@ -171,6 +177,8 @@ impl ErrorType {
             ErrorType::ToolExecutionError => "ToolExecutionError",
             ErrorType::LlmError => "LlmError",
             ErrorType::ConfigError => "ConfigError",
+            ErrorType::BudgetExceeded => "BudgetExceeded",
+            ErrorType::OutputSchemaViolation => "OutputSchemaViolation",
             ErrorType::Other(name) => name,
         }
     }
@@ -183,6 +191,8 @@ impl ErrorType {
             "ToolExecutionError" => ErrorType::ToolExecutionError,
             "LlmError" => ErrorType::LlmError,
             "ConfigError" => ErrorType::ConfigError,
+            "BudgetExceeded" => ErrorType::BudgetExceeded,
+            "OutputSchemaViolation" => ErrorType::OutputSchemaViolation,
             _ => ErrorType::Other(name),
         }
     }
@@ -215,8 +225,8 @@ impl JsonSchema for ErrorType {
         json_schema!({
             "type": "string",
             "minLength": 1,
-            "description": "Kind of error. Known kinds: MaxIterationsReached (iteration budget spent; INTERRUPTED, exit 1), Interrupted (signal or orphaned process; INTERRUPTED, exit 130), EngineError, ToolExecutionError, LlmError, ConfigError (exit 126). Other names may appear.",
-            "examples": ["MaxIterationsReached", "Interrupted", "EngineError", "ToolExecutionError", "LlmError", "ConfigError"]
+            "description": "Kind of error. Known kinds: MaxIterationsReached (iteration budget spent; INTERRUPTED, exit 1), Interrupted (signal or orphaned process; INTERRUPTED, exit 130), EngineError, ToolExecutionError, LlmError, ConfigError (exit 126), BudgetExceeded (a cost, tokens or duration budget spent; INTERRUPTED, exit 1), OutputSchemaViolation (the final answer never satisfied the output schema; FAILED). Other names may appear.",
+            "examples": ["MaxIterationsReached", "Interrupted", "EngineError", "ToolExecutionError", "LlmError", "ConfigError", "BudgetExceeded", "OutputSchemaViolation"]
         })
     }
 }
@@ -232,6 +242,9 @@ pub struct ErrorInfo {
     /// Longer explanation (the underlying cause, what to do).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<String>,
+    /// The spent budget, its limit and use (`error.type` `BudgetExceeded` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Exceeded>,
 }
 
 impl ErrorInfo {
@@ -242,6 +255,7 @@ impl ErrorInfo {
             error_type,
             message: message.into(),
             details: None,
+            budget: None,
         }
     }
 
@@ -366,6 +380,9 @@ pub struct Metadata {
     pub result: Option<serde_json::Value>,
     /// Tokens and cost.
     pub usage: Usage,
+    /// Each budget's limit and use, when the run has a budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetReport>,
     /// Process id of the process that owns (or last owned) the run.
     pub pid: u32,
     /// Host that process runs on.
@@ -401,6 +418,7 @@ impl Metadata {
             error: None,
             result: None,
             usage: Usage::default(),
+            budget: None,
             pid: identity.pid,
             hostname: identity.hostname.clone(),
             process_name: identity.process_name.clone(),

@@ -13,4 +13,5 @@ mod sessions_examples;
 mod signals;
 mod stateless;
 mod tool_output;
+mod unattended;
 mod workspaces;
