@@ -3,6 +3,7 @@
 use std::fs;
 
 use crate::support::harness::{DEFAULT_CONTEXT_YAML, ROOT, Stdin, Test};
+use crate::support::snapshot::snapshot;
 
 #[test]
 fn creates_the_three_files_with_the_default_context() {
@@ -10,9 +11,17 @@ fn creates_the_three_files_with_the_default_context() {
         .args(["init", "my-agent", "-y"])
         .run()
         .code(0)
-        .stdout_is("")
-        .stderr_has("Created agent `my-agent` from template `minimal`")
-        .stderr_has("delta tool expand my-agent");
+        .stdout_is("");
+    snapshot!(run.stderr(), @"
+    Created agent `my-agent` from template `minimal`:
+      my-agent/agent.yaml        model and tools
+      my-agent/system_prompt.md  instructions for the model
+      my-agent/context.yaml      what the model sees on every call
+
+    Next steps:
+      Edit the system prompt and the tools, then see how each tool will run:
+      delta tool expand my-agent
+    ");
 
     let mut entries: Vec<String> = fs::read_dir(run.path().join("my-agent"))
         .unwrap()
@@ -22,8 +31,24 @@ fn creates_the_three_files_with_the_default_context() {
     assert_eq!(entries, ["agent.yaml", "context.yaml", "system_prompt.md"]);
     assert_eq!(run.read("my-agent/context.yaml"), DEFAULT_CONTEXT_YAML);
     let agent = run.read("my-agent/agent.yaml");
-    assert!(agent.contains("\nname: \"my-agent\"\n"), "{agent}");
-    assert!(agent.contains("\ntools: []\n"), "{agent}");
+    snapshot!(agent, @r#"
+    # The agent: who it is, which model it thinks with, which tools it can call.
+    # `delta tool expand .` prints every tool exactly as the engine will run it.
+    name: "my-agent"
+    version: 0.1.0
+    description: "A Delta Engine agent."
+
+    llm:
+      model: gpt-4o-mini
+      # temperature: 0.7
+      # max_tokens: 4096
+
+    # Each tool is an external command run in the workspace. For example:
+    #   - name: read_file
+    #     description: Print a file of the workspace.
+    #     exec: "cat ${path}"
+    tools: []
+    "#);
     assert!(
         run.read("my-agent/system_prompt.md")
             .starts_with("# my-agent\n")
@@ -53,11 +78,24 @@ fn values_are_quoted_so_they_stay_strings() {
         .run()
         .code(0);
     let agent = run.read("1.0/agent.yaml");
-    assert!(agent.contains("\nname: \"1.0\"\n"), "{agent}");
-    assert!(
-        agent.contains("\ndescription: \"Reviews: code # and docs \\\"quoted\\\"\"\n"),
-        "{agent}"
-    );
+    snapshot!(agent, @r#"
+    # The agent: who it is, which model it thinks with, which tools it can call.
+    # `delta tool expand .` prints every tool exactly as the engine will run it.
+    name: "1.0"
+    version: 0.1.0
+    description: "Reviews: code # and docs \"quoted\""
+
+    llm:
+      model: gpt-4o-mini
+      # temperature: 0.7
+      # max_tokens: 4096
+
+    # Each tool is an external command run in the workspace. For example:
+    #   - name: read_file
+    #     description: Print a file of the workspace.
+    #     exec: "cat ${path}"
+    tools: []
+    "#);
 }
 
 #[test]
@@ -91,8 +129,11 @@ fn refuses_an_existing_file() {
         .file("notes", "keep me")
         .args(["init", "notes", "-y"])
         .run()
-        .code(1)
-        .stderr_has("error: `notes` already exists");
+        .code(1);
+    snapshot!(run.stderr(), @"
+    error: `notes` already exists
+      = help: delta init never overwrites; choose another NAME or move `notes` away first
+    ");
     assert_eq!(run.read("notes"), "keep me");
 }
 
@@ -111,8 +152,37 @@ fn never_waits_for_input_without_a_terminal() {
     // harness's hang guard). With and without -y, the defaults are used silently.
     for args in [&["init", "quiet"][..], &["init", "quiet", "-y"]] {
         let run = Test::new().args(args).stdin(Stdin::Open).run().code(0);
-        assert!(!run.stderr().contains("Template ("), "{}", run.stderr());
-        assert!(run.read("quiet/agent.yaml").contains("tools: []"));
+        // Both forms must give the same output.
+        insta::allow_duplicates! {
+            snapshot!(run.stderr(), @"
+            Created agent `quiet` from template `minimal`:
+              quiet/agent.yaml        model and tools
+              quiet/system_prompt.md  instructions for the model
+              quiet/context.yaml      what the model sees on every call
+
+            Next steps:
+              Edit the system prompt and the tools, then see how each tool will run:
+              delta tool expand quiet
+            ");
+            snapshot!(run.read("quiet/agent.yaml"), @r#"
+            # The agent: who it is, which model it thinks with, which tools it can call.
+            # `delta tool expand .` prints every tool exactly as the engine will run it.
+            name: "quiet"
+            version: 0.1.0
+            description: "A Delta Engine agent."
+
+            llm:
+              model: gpt-4o-mini
+              # temperature: 0.7
+              # max_tokens: 4096
+
+            # Each tool is an external command run in the workspace. For example:
+            #   - name: read_file
+            #     description: Print a file of the workspace.
+            #     exec: "cat ${path}"
+            tools: []
+            "#);
+        }
     }
 }
 
@@ -124,30 +194,40 @@ fn piped_answers_are_not_read() {
         .stdin(Stdin::Text("hello-world\nA description\n".into()))
         .run()
         .code(0);
-    assert!(
-        run.read("piped/agent.yaml")
-            .contains("\ndescription: \"A Delta Engine agent.\"\n")
-    );
-    assert!(run.read("piped/agent.yaml").contains("\ntools: []\n"));
+    snapshot!(run.read("piped/agent.yaml"), @r#"
+    # The agent: who it is, which model it thinks with, which tools it can call.
+    # `delta tool expand .` prints every tool exactly as the engine will run it.
+    name: "piped"
+    version: 0.1.0
+    description: "A Delta Engine agent."
+
+    llm:
+      model: gpt-4o-mini
+      # temperature: 0.7
+      # max_tokens: 4096
+
+    # Each tool is an external command run in the workspace. For example:
+    #   - name: read_file
+    #     description: Print a file of the workspace.
+    #     exec: "cat ${path}"
+    tools: []
+    "#);
 }
 
 #[test]
 fn unknown_template_is_a_usage_error() {
-    let run = Test::new()
-        .args(["init", "x", "-t", "fancy"])
-        .run()
-        .code(2)
-        .stderr_has("invalid value 'fancy' for '--template <TEMPLATE>'")
-        .stderr_has("[possible values: minimal, hello-world]");
+    let run = Test::new().args(["init", "x", "-t", "fancy"]).run().code(2);
+    snapshot!(run.stderr(), @"
+    error: invalid value 'fancy' for '--template <TEMPLATE>'
+      [possible values: minimal, hello-world]
+
+    For more information, try '--help'.
+    ");
     assert!(!run.path().join("x").exists());
 }
 
 #[test]
 fn templates_are_listed_with_descriptions_in_help() {
-    Test::new()
-        .args(["init", "--help"])
-        .run()
-        .code(0)
-        .stdout_has("- minimal:")
-        .stdout_has("- hello-world:");
+    let run = Test::new().args(["init", "--help"]).run().code(0);
+    snapshot!(run.stdout());
 }

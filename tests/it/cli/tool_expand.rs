@@ -1,6 +1,7 @@
 //! `delta tool expand`: the examples' expansions (snapshots), and configuration errors.
 
 use crate::support::harness::{ROOT, Stdin, Test};
+use crate::support::snapshot::snapshot;
 
 fn expand_example(name: &str) {
     let run = Test::new()
@@ -9,8 +10,7 @@ fn expand_example(name: &str) {
         .run()
         .code(0)
         .stderr_is("");
-    run.settings()
-        .bind(|| insta::assert_snapshot!(format!("expand_{name}"), run.stdout()));
+    snapshot!(format!("expand_{name}"), run.stdout());
 }
 
 #[test]
@@ -41,7 +41,7 @@ fn accepts_the_agent_yaml_path_and_gives_the_same_output() {
 #[test]
 fn a_fresh_init_loads_cleanly() {
     for template in ["minimal", "hello-world"] {
-        Test::new()
+        let run = Test::new()
             .args(["init", "fresh", "-t", template, "-y"])
             .run()
             .code(0)
@@ -49,8 +49,8 @@ fn a_fresh_init_loads_cleanly() {
             .args(["tool", "expand", "fresh"])
             .run()
             .code(0)
-            .stderr_is("")
-            .stdout_has("tools:");
+            .stderr_is("");
+        snapshot!(format!("fresh_{template}"), run.stdout());
     }
 }
 
@@ -108,22 +108,29 @@ fn warnings_go_to_stderr_and_keep_exit_0() {
 
 #[test]
 fn missing_agent_exits_126() {
-    Test::new()
+    let run = Test::new()
         .args(["tool", "expand", "nowhere"])
         .run()
         .code(126)
-        .stdout_is("")
-        .stderr_has("error: ")
-        .stderr_has("nowhere");
+        .stdout_is("");
+    snapshot!(run.stderr(), @"
+    error: agent directory not found: nowhere
+      --> nowhere
+      = help: pass the path of a directory that contains agent.yaml
+    ");
 }
 
 #[test]
 fn missing_path_is_a_usage_error() {
-    Test::new()
-        .args(["tool", "expand"])
-        .run()
-        .code(2)
-        .stderr_has("<PATH>");
+    let run = Test::new().args(["tool", "expand"]).run().code(2);
+    snapshot!(run.stderr(), @"
+    error: the following required arguments were not provided:
+      <PATH>
+
+    Usage: delta tool expand <PATH>
+
+    For more information, try '--help'.
+    ");
 }
 
 #[test]
@@ -134,6 +141,7 @@ fn hello_world_readme_shows_the_current_expansion() {
         .run()
         .code(0);
     let readme = std::fs::read_to_string(format!("{ROOT}/examples/hello-world/README.md")).unwrap();
+    // The README is prose around the block: a search for the whole expansion.
     assert!(
         readme.contains(&format!("```yaml\n{}```", run.stdout())),
         "examples/hello-world/README.md must show the output of \
@@ -151,7 +159,7 @@ fn readme_tool_examples_load() {
         .expect("README has a tools: example")
         + 8;
     let block = &readme[start..start + readme[start..].find("```").unwrap()];
-    Test::new()
+    let run = Test::new()
         .agent(
             "readme",
             &format!("name: readme\nllm:\n  model: gpt-4o-mini\n{block}"),
@@ -159,8 +167,8 @@ fn readme_tool_examples_load() {
         .args(["tool", "expand", "readme"])
         .run()
         .code(0)
-        .stderr_is("")
-        .stdout_has("- name: grep_context\n");
+        .stderr_is("");
+    snapshot!(run.stdout());
 }
 
 // A FIFO named hooks.yaml made `delta tool expand` wait forever for a writer.

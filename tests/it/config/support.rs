@@ -1,4 +1,4 @@
-//! A throw-away agent directory builder and snapshot settings that hide its path.
+//! A throw-away agent directory builder.
 
 use std::path::PathBuf;
 
@@ -21,7 +21,7 @@ sources:
     id: conversation_history
 ";
 
-/// `[TMP]/agent` is the agent directory, `[TMP]/work` the workspace and `[TMP]/shared` a
+/// `[TEMP]/agent` is the agent directory, `[TEMP]/work` the workspace and `[TEMP]/shared` a
 /// directory outside the agent.
 pub struct AgentDir {
     tmp: TempDir,
@@ -94,28 +94,9 @@ impl AgentDir {
         }
     }
 
-    /// Snapshot settings replacing the temporary root with `[TMP]`; keep the guard alive
-    /// while asserting.
-    pub fn snapshot_settings(&self) -> insta::internals::SettingsBindDropGuard {
-        let mut settings = insta::Settings::clone_current();
-        settings.add_filter(&regex_escape(&self.root().display().to_string()), "[TMP]");
-        settings.bind_to_scope()
-    }
-
     pub fn path(&self, rel: &str) -> PathBuf {
         self.home.join(rel)
     }
-}
-
-fn regex_escape(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars() {
-        if "\\.+*?()|[]{}^$#&-~".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Assert a configuration error against its snapshot, with temporary paths hidden.
@@ -124,8 +105,7 @@ macro_rules! assert_error_snapshot {
     ($dir:expr) => {{
         let dir = &$dir;
         let error = dir.error();
-        let _settings = dir.snapshot_settings();
-        insta::assert_snapshot!(error.to_string());
+        $crate::support::snapshot::snapshot!(error);
         error
     }};
 }

@@ -1,6 +1,7 @@
 //! Loads that succeed with warnings: deprecated file names and keys, unknown keys.
 
 use crate::config::support::{AGENT_YAML, AgentDir};
+use crate::support::snapshot::snapshot;
 use delta_engine::config::HookName;
 
 #[test]
@@ -10,8 +11,7 @@ fn unknown_top_level_key_is_a_warning_with_a_suggestion() {
         &format!("{AGENT_YAML}toolz: []\ncolour: blue\n"),
     );
     let agent = dir.agent();
-    let _settings = dir.snapshot_settings();
-    insta::assert_snapshot!(agent.warnings.join("\n"));
+    snapshot!(agent.warnings.join("\n"));
 }
 
 #[test]
@@ -34,7 +34,7 @@ fn agent_yaml_wins_over_config_yaml_with_a_warning() {
     assert_eq!(agent.name, "test-agent");
     assert_eq!(agent.config_file, dir.path("agent.yaml"));
     assert_eq!(agent.warnings.len(), 1);
-    insta::assert_snapshot!(agent.warnings[0]);
+    snapshot!(agent.warnings[0]);
 }
 
 #[test]
@@ -46,7 +46,7 @@ fn lifecycle_hooks_in_agent_yaml_load_with_a_deprecation_warning() {
     let agent = dir.agent();
     let hook = agent.hooks.get(HookName::OnRunEnd).unwrap();
     assert_eq!(hook.command, [format!("{}/cleanup.sh", dir.home.display())]);
-    insta::assert_snapshot!(agent.warnings.join("\n"));
+    snapshot!(agent.warnings.join("\n"));
 }
 
 #[test]
@@ -77,7 +77,7 @@ fn hooks_yaml_takes_precedence_over_lifecycle_hooks() {
     let agent = dir.agent();
     assert!(agent.hooks.get(HookName::OnRunEnd).is_none());
     assert_eq!(agent.hooks.get(HookName::OnError).unwrap().command, ["new"]);
-    insta::assert_snapshot!(agent.warnings.join("\n"));
+    snapshot!(agent.warnings.join("\n"));
 }
 
 #[test]
@@ -88,8 +88,7 @@ fn duplicate_tool_in_one_file_warns_and_the_later_wins() {
     );
     let agent = dir.agent();
     assert_eq!(agent.tools.len(), 1);
-    let _settings = dir.snapshot_settings();
-    insta::assert_snapshot!(agent.warnings.join("\n"));
+    snapshot!(agent.warnings.join("\n"));
 }
 
 #[test]

@@ -232,6 +232,7 @@ fn the_quick_start_demo_runs_hello_world_end_to_end_without_an_api_key() {
     );
     assert!(same_file(&mock, &mock_llm_bin()), "{stderr}");
 
+    // The script's output depends on the machine (jq or not, cargo's build lines): searched.
     assert!(stdout.contains("Status:     COMPLETED"), "{stdout}");
     assert!(
         stdout.contains("\"type\":\"RUN_END\"") || stdout.contains("\"type\": \"RUN_END\""),
@@ -271,6 +272,7 @@ fn prebuilt_binaries_skip_the_build() {
         .expect("run demo.sh");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
+    // stderr names the machine's binaries and their paths: searched.
     assert!(!stderr.contains("==> building"), "{stderr}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("workspace/hello.txt")).expect("hello.txt"),

@@ -11,6 +11,7 @@ use crate::support::harness::{ROOT, Test};
 use crate::support::run::{
     HELLO_SCRIPT, HELLO_TASK, RunFiles, assert_consistent, delta, hello_world, mock, only_run,
 };
+use crate::support::snapshot::snapshot;
 
 fn validator(name: &str) -> jsonschema::Validator {
     let path = Path::new(ROOT).join("schemas").join(name);
@@ -95,8 +96,68 @@ fn interrupted_run_matches_the_schemas_and_exits_1_when_the_budget_is_spent() {
         .args(["run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK])
         .args(["--max-iterations", "2", "--format", "json"])
         .run()
-        .code(1)
-        .stderr_has("INTERRUPTED after 2 iterations");
+        .code(1);
+    snapshot!(run, @r#"
+    exit code: 1
+    ----- stdout -----
+    {
+      "schema_version": "2.0",
+      "run_id": "[RUN_ID]",
+      "status": "INTERRUPTED",
+      "error": {
+        "type": "MaxIterationsReached",
+        "message": "the iteration budget (2) was spent before the model gave a final answer",
+        "details": "resume with a fresh budget: delta continue --run-id [RUN_ID] -w [TEMP]/ws"
+      },
+      "metrics": {
+        "iterations": 2,
+        "duration_ms": [DURATION],
+        "start_time": "[TIME]",
+        "end_time": "[TIME]",
+        "usage": {
+          "input_tokens": 712,
+          "output_tokens": 85,
+          "total_cost_usd": 0.00015780000000000001,
+          "model_usage": {
+            "gpt-4o-mini": {
+              "calls": 2,
+              "input_tokens": 712,
+              "output_tokens": 85,
+              "cost_usd": 0.00015780000000000001
+            }
+          }
+        }
+      },
+      "metadata": {
+        "agent_name": "hello-world",
+        "workspace_path": "[TEMP]/ws"
+      }
+    }
+
+    ----- stderr -----
+    ▶ run [RUN_ID] · agent hello-world · model gpt-4o-mini
+      workspace [TEMP]/ws
+
+    ── iteration 1/2 ──
+    Let me see what is in the workspace first.
+    → list_files {"directory":"."}
+      ✓ exit 0 · [DURATION]
+      │ (no output)
+
+    ── iteration 2/2 ──
+    The workspace is empty. I'll create hello.txt and check it.
+    → write_file {"content":"Hello, world!\nWritten by a Delta Engine agent.\n","path":"hello.txt"}
+      ✓ exit 0 · [DURATION]
+      │ Hello, world!
+      │ Written by a Delta Engine agent.
+    → count_lines {"path":"hello.txt"}
+      ✓ exit 0 · [DURATION]
+      │ 2
+
+    ■ INTERRUPTED after 2 iterations
+      MaxIterationsReached: the iteration budget (2) was spent before the model gave a final answer
+      resume with a fresh budget: delta continue --run-id [RUN_ID] -w [TEMP]/ws
+    "#);
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "INTERRUPTED");
     assert_files_match_schemas(&files);
@@ -187,14 +248,26 @@ fn raw_format_pipes_a_json_result_into_jq() {
 #[test]
 fn raw_format_prints_nothing_unless_completed() {
     let mock = mock("steps:\n  - error: {status: 400}\n");
-    delta(hello_world(Test::new()), &mock)
+    let run = delta(hello_world(Test::new()), &mock)
         .args([
             "run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK, "--format", "raw",
         ])
         .run()
         .code(1)
-        .stdout_is("")
-        .stderr_has("FAILED");
+        .stdout_is("");
+    snapshot!(run, @"
+    exit code: 1
+    ----- stdout -----
+
+    ----- stderr -----
+    ▶ run [RUN_ID] · agent hello-world · model gpt-4o-mini
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+
+    ✖ FAILED after 1 iteration
+      LlmError: the LLM API at http://127.0.0.1:[PORT]/v1/chat/completions answered HTTP 400: mock-llm: scripted error at step 0: HTTP 400 Bad Request (1 attempt(s)); the server rejected the request: check the model name and llm parameters in agent.yaml, and the request.json of this invocation
+    ");
 }
 
 #[test]

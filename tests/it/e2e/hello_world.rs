@@ -7,6 +7,7 @@ use crate::support::run::{
     HELLO_SCRIPT, HELLO_TASK, assert_consistent, assert_no_secret, delta, hello_world, mock,
     only_run,
 };
+use crate::support::snapshot::snapshot;
 
 #[test]
 fn three_step_hello_world_run_completes_with_a_complete_audit_trail() {
@@ -14,9 +15,23 @@ fn three_step_hello_world_run_completes_with_a_complete_audit_trail() {
     let run = delta(hello_world(Test::new()), &mock)
         .args(["run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK])
         .run()
-        .code(0)
-        .stdout_has("Status:     COMPLETED")
-        .stdout_has("\"summary\": \"Created hello.txt with a two-line greeting.\"");
+        .code(0);
+    snapshot!(run.stdout(), @r#"
+    --- Run Summary ---
+    Run ID:     [RUN_ID]
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    {
+      "files": [
+        "hello.txt"
+      ],
+      "lines": 2,
+      "summary": "Created hello.txt with a two-line greeting."
+    }
+    -------------------
+    "#);
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "COMPLETED");
 
@@ -168,22 +183,9 @@ fn the_live_stream_goes_to_stderr_and_verbose_adds_engine_detail() {
             "run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK, "-v",
         ])
         .run()
-        .code(0)
-        .stderr_has("── iteration 1/30 ──")
-        .stderr_has("Let me see what is in the workspace first.")
-        .stderr_has("→ write_file {\"content\":")
-        .stderr_has("✓ exit 0")
-        .stderr_has("│ 2")
-        .stderr_has("$ sh -c 'wc -l < \"$1\"' -- hello.txt")
-        .stderr_has("llm: invocation ")
-        .stderr_has("310 tokens in / 24 out")
-        .stderr_has("✔ COMPLETED after 3 iterations");
-    // Not a terminal: no colour, no spinner.
-    assert!(!run.stderr().contains('\x1b'), "{}", run.stderr());
-    assert!(
-        !run.stdout().contains("iteration"),
-        "stdout is the result only"
-    );
+        .code(0);
+    // Not a terminal: no colour, no spinner; stdout is the result only.
+    snapshot!(run);
 }
 
 #[test]
@@ -193,18 +195,33 @@ fn without_verbose_engine_detail_stays_in_engine_log() {
         .args(["run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK])
         .run()
         .code(0);
-    assert!(
-        !run.stderr().contains("llm: invocation"),
-        "{}",
-        run.stderr()
-    );
+    snapshot!(run.stderr(), @r#"
+    ▶ run [RUN_ID] · agent hello-world · model gpt-4o-mini
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    Let me see what is in the workspace first.
+    → list_files {"directory":"."}
+      ✓ exit 0 · [DURATION]
+      │ (no output)
+
+    ── iteration 2/30 ──
+    The workspace is empty. I'll create hello.txt and check it.
+    → write_file {"content":"Hello, world!\nWritten by a Delta Engine agent.\n","path":"hello.txt"}
+      ✓ exit 0 · [DURATION]
+      │ Hello, world!
+      │ Written by a Delta Engine agent.
+    → count_lines {"path":"hello.txt"}
+      ✓ exit 0 · [DURATION]
+      │ 2
+
+    ── iteration 3/30 ──
+    {"summary": "Created hello.txt with a two-line greeting.", "files": ["hello.txt"], "lines": 2}
+
+    ✔ COMPLETED after 3 iterations
+    "#);
     let files = only_run(&run.path().join("ws"));
-    let log = files.read("engine.log");
-    assert!(log.contains("iteration 3 started"), "{log}");
-    assert!(
-        log.contains("run ended COMPLETED after 3 iteration(s)"),
-        "{log}"
-    );
+    snapshot!(files.read("engine.log"));
 }
 
 const TOOLS_AGENT: &str = r#"
@@ -252,8 +269,17 @@ fn tool_failures_are_observations_and_the_run_goes_on() {
             "try everything",
         ])
         .run()
-        .code(0)
-        .stdout_has("I saw every failure.");
+        .code(0);
+    snapshot!(run.stdout(), @"
+    --- Run Summary ---
+    Run ID:     [RUN_ID]
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    I saw every failure.
+    -------------------
+    ");
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "COMPLETED");
     let results: Vec<Value> = files
@@ -295,9 +321,13 @@ fn tool_failures_are_observations_and_the_run_goes_on() {
         "io/tool_executions/{}",
         results[1]["execution_ref"].as_str().expect("ref")
     );
-    assert!(
-        flood.contains(&format!("characters omitted; full output in {dir}/")),
-        "{flood}"
+    // The marker line in the middle, whole (the numbers around it are checked above).
+    let marker: Vec<&str> = flood.lines().filter(|l| l.starts_with("[...")).collect();
+    assert_eq!(
+        marker,
+        [format!(
+            "[... 99004 characters omitted; full output in {dir}/ ...]"
+        )]
     );
     let full = files.read(&format!("{dir}/stdout.log"));
     assert_eq!(full.lines().count(), 20_000);
@@ -362,9 +392,5 @@ fn tool_failures_are_observations_and_the_run_goes_on() {
     assert_eq!(tool_messages.len(), 7);
     assert!(tool_messages.iter().all(|m| m["role"] == "tool"));
 
-    let note = files.metadata()["usage"]["cost_note"].clone();
-    assert!(
-        note.as_str().is_some_and(|n| n.contains("'test-model'")),
-        "{note}"
-    );
+    snapshot!(files.metadata()["usage"]["cost_note"], @r#""no price is known for model 'test-model', so its cost is counted as 0; set llm.pricing (input_per_million, output_per_million) in agent.yaml to estimate it""#);
 }

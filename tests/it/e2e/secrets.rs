@@ -10,6 +10,7 @@ use crate::support::run::{
     API_KEY, HELLO_SCRIPT, HELLO_TASK, assert_consistent, assert_no_secret, delta, hello_world,
     mock, only_run,
 };
+use crate::support::snapshot::snapshot;
 
 const REDACTED: &str = "[REDACTED]";
 
@@ -28,8 +29,8 @@ fn the_api_key_is_sent_but_written_nowhere() {
     // The agent directory holds the workspace (workspaces/W001) and so every run file.
     assert!(run.path().join("agent/workspaces/W001/.delta").is_dir());
     assert_no_secret(run.path());
-    assert!(!run.stdout().contains(API_KEY));
-    assert!(!run.stderr().contains(API_KEY));
+    // The whole outcome (RunResult JSON and the verbose stream), which holds no key.
+    snapshot!(run);
 }
 
 #[test]
@@ -121,6 +122,7 @@ fn a_tool_printing_its_environment_shows_the_key_redacted_while_still_receiving_
     let seen = observations(&journal);
     assert_eq!(seen.len(), 4);
     let marked = format!("DELTA_API_KEY={REDACTED}");
+    // The environment listing differs per machine: only the key's line is pinned.
     assert!(seen[0].contains(&marked), "env: {}", seen[0]);
     assert!(seen[1].contains(&marked), "/proc/self/environ: {}", seen[1]);
     // The tool still has the key: only what it prints is redacted.
@@ -140,7 +142,7 @@ fn a_tool_printing_its_environment_shows_the_key_redacted_while_still_receiving_
         std::fs::read_to_string(dirs[3].join("stderr.log")).expect("stderr.log"),
         format!("key={REDACTED}\n")
     );
-    // The model is sent the redacted observations.
+    // The model is sent the redacted observations (the machine's environment: a search).
     let second = &mock.recorded()[1].body;
     let tool_message = second["messages"]
         .as_array()
@@ -154,6 +156,7 @@ fn a_tool_printing_its_environment_shows_the_key_redacted_while_still_receiving_
             .expect("text")
             .contains(&marked)
     );
+    // The request and the verbose stream carry the machine's environment: a search.
     assert!(!second.to_string().contains(API_KEY));
     assert_no_secret(run.path());
     assert!(!run.stdout().contains(API_KEY));
@@ -184,6 +187,7 @@ steps:
         .code(0);
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "COMPLETED");
+    // /proc/self/environ differs per machine: only the key's entry is pinned.
     assert!(observations(&files.journal())[0].contains(&format!("DELTA_API_KEY={REDACTED}")));
     assert_no_secret(run.path());
 }
@@ -220,13 +224,16 @@ fn a_generator_printing_the_key_into_its_output_file_reaches_the_model_redacted(
         block.starts_with("# Context Block: environment\n\n"),
         "{block}"
     );
+    // The generator's block is the machine's environment: only the key's line is pinned.
     assert!(
         block.contains(&format!("DELTA_API_KEY={REDACTED}")),
         "{block}"
     );
+    // The request holds that environment too: a search.
     assert!(!mock.recorded()[0].body.to_string().contains(API_KEY));
     // The generator wrote that file itself: the engine cannot stop a process writing the
-    // key into its own files, only keep it out of everything the engine writes.
+    // key into its own files, only keep it out of everything the engine writes. (A search:
+    // the file is the machine's environment.)
     let own_file = run.path().join("ws/.ctx/env.md");
     assert!(
         std::fs::read_to_string(&own_file)
@@ -252,22 +259,34 @@ fn a_failing_generator_quoting_the_key_fails_the_run_with_it_redacted() {
     .code(1);
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "FAILED");
-    let message = files.metadata()["error"]["message"]
-        .as_str()
-        .expect("message")
-        .to_owned();
-    assert!(
-        message.ends_with(&format!("exited with code 4; its stderr: key={REDACTED}")),
-        "{message}"
-    );
-    assert!(
-        files
-            .read("engine.log")
-            .contains(&format!("key={REDACTED}"))
-    );
+    snapshot!(files.metadata()["error"]["message"], @r#""context source #1 in context.yaml: generator `sh -c 'echo key=$DELTA_API_KEY >&2; exit 4'` exited with code 4; its stderr: key=[REDACTED]""#);
+    snapshot!(files.read("engine.log"), @"
+    [TIME] INFO run [RUN_ID] started: agent 'leaky' ([TEMP]/agent), workspace [TEMP]/ws, model test-model, max_iterations 30, pid [PID]
+    [TIME] INFO iteration 1 started
+    [TIME] ERROR context source #1 in context.yaml: generator `sh -c 'echo key=$DELTA_API_KEY >&2; exit 4'` exited with code 4; its stderr: key=[REDACTED]
+    [TIME] INFO run ended FAILED after 1 iteration(s): ContextError: context source #1 in context.yaml: generator `sh -c 'echo key=$DELTA_API_KEY >&2; exit 4'` exited with code 4; its stderr: key=[REDACTED]
+    ");
     assert_no_secret(run.path());
-    assert!(!run.stderr().contains(API_KEY));
-    assert!(!run.stdout().contains(API_KEY));
+    snapshot!(run, @"
+    exit code: 1
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     [RUN_ID]
+    Status:     FAILED
+    Duration:   [DURATION]
+    -------------------
+    Error: context source #1 in context.yaml: generator `sh -c 'echo key=$DELTA_API_KEY >&2; exit 4'` exited with code 4; its stderr: key=[REDACTED]
+    -------------------
+
+    ----- stderr -----
+    ▶ run [RUN_ID] · agent leaky · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+
+    ✖ FAILED after 1 iteration
+      ContextError: context source #1 in context.yaml: generator `sh -c 'echo key=$DELTA_API_KEY >&2; exit 4'` exited with code 4; its stderr: key=[REDACTED]
+    ");
 }
 
 /// A hook cannot read the key from its environment (it is blanked), but it can from its
@@ -315,7 +334,8 @@ steps:
     let read = |name: &str| std::fs::read_to_string(meta.join(name)).expect("log");
     assert_eq!(read("stdout.log"), format!("out {REDACTED}\n"));
     assert_eq!(read("stderr.log"), format!("err {REDACTED}\n"));
-    // control.json is the hook's own file (see the generator test above).
+    // control.json is the hook's own file (see the generator test above); a search, since
+    // the hook wrote what it liked around the key.
     let own_file = files
         .dir
         .join("io/hooks/001_pre_tool_execution/output/control.json");

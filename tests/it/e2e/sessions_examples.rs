@@ -321,6 +321,7 @@ fn python_repl_keeps_its_globals_through_an_exception() {
         traceback.ends_with("ZeroDivisionError: division by zero\n"),
         "{traceback}"
     );
+    // The frames above vary by Python version: a search for the driver's.
     assert!(
         !traceback.contains("python_driver"),
         "the driver's frames are hidden: {traceback}"

@@ -11,6 +11,7 @@ use nix::unistd::Pid;
 
 use crate::support::harness::Test;
 use crate::support::run::{assert_consistent, assert_no_secret, delta, mock, only_run, wait_until};
+use crate::support::snapshot::snapshot;
 
 const AGENT: &str = r#"
 name: sleeper
@@ -53,7 +54,15 @@ fn sigint_during_a_slow_llm_call_interrupts_the_run() {
     signal(&child, Signal::SIGINT);
     let (code, stderr) = finish(child);
     assert_eq!(code, 130, "{stderr}");
-    assert!(stderr.contains("INTERRUPTED after 1 iteration"), "{stderr}");
+    snapshot!(stderr, @"
+    ▶ run [RUN_ID] · agent sleeper · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+
+    ■ INTERRUPTED after 1 iteration
+      Interrupted: interrupted by SIGINT
+    ");
     let files = only_run(&test.path().join("ws"));
     assert_consistent(&files, "INTERRUPTED");
     let metadata = files.metadata();
@@ -73,8 +82,23 @@ fn sigint_during_a_slow_llm_call_interrupts_the_run() {
     assert!(dir.join("request.json").is_file());
     assert!(!dir.join("response.json").exists());
     let record = std::fs::read_to_string(dir.join("metadata.json")).expect("read");
-    assert!(record.contains("\"status\": \"CANCELLED\""), "{record}");
-    assert!(record.contains("\"response_received\": false"), "{record}");
+    snapshot!(record, @r#"
+    {
+      "invocation_id": "[UUID]",
+      "iteration": 1,
+      "model": "test-model",
+      "response_model": null,
+      "status": "CANCELLED",
+      "started_at": "[TIME]",
+      "duration_ms": [DURATION],
+      "token_usage": null,
+      "finish_reason": null,
+      "attempts": 1,
+      "retries": [],
+      "error": "cancelled by SIGINT",
+      "response_received": false
+    }
+    "#);
     assert_no_secret(test.path());
 }
 

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::support::harness::Test;
 use crate::support::run::{assert_consistent, delta, mock, only_run};
+use crate::support::snapshot::snapshot;
 
 const AGENT: &str = r#"
 name: stateless
@@ -143,19 +144,39 @@ tools:
     let run = delta(Test::new().agent("agent", agent), &mock)
         .args(["run", "--agent", "agent", "-w", "ws", "-m", "break it"])
         .run()
-        .code(1)
-        .stderr_has("context.yaml cannot be loaded");
+        .code(1);
+    snapshot!(run, @"
+    exit code: 1
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     [RUN_ID]
+    Status:     FAILED
+    Duration:   [DURATION]
+    -------------------
+    Error: context.yaml cannot be loaded: invalid YAML syntax: unclosed bracket '[' ([TEMP]/agent/context.yaml:1:10)
+    Details: check the indentation, quotes and brackets at this position
+    -------------------
+
+    ----- stderr -----
+    ▶ run [RUN_ID] · agent breaker · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    → break_context {}
+      ✓ exit 0 · [DURATION]
+      │ (no output)
+
+    ── iteration 2/30 ──
+
+    ✖ FAILED after 2 iterations
+      ContextError: context.yaml cannot be loaded: invalid YAML syntax: unclosed bracket '[' ([TEMP]/agent/context.yaml:1:10)
+      check the indentation, quotes and brackets at this position
+    ");
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "FAILED");
     let error = &files.metadata()["error"];
     assert_eq!(error["type"], "ContextError");
-    assert!(
-        error["message"]
-            .as_str()
-            .expect("message")
-            .contains("context.yaml:1:"),
-        "{error}"
-    );
+    snapshot!(error["message"], @r#""context.yaml cannot be loaded: invalid YAML syntax: unclosed bracket '[' ([TEMP]/agent/context.yaml:1:10)""#);
 }
 
 #[test]
@@ -174,12 +195,7 @@ fn a_missing_required_source_fails_the_run_naming_the_source() {
     .code(1);
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "FAILED");
-    let message = files.metadata()["error"]["message"]
-        .as_str()
-        .expect("message")
-        .to_owned();
-    assert!(message.starts_with("context source 'guide': "), "{message}");
-    assert!(message.contains("GUIDE.md does not exist"), "{message}");
+    snapshot!(files.metadata()["error"]["message"], @r#""context source 'guide': [TEMP]/ws/GUIDE.md does not exist; create it, or set `on_missing: skip` on this source in context.yaml""#);
     assert!(
         mock.requests().is_empty(),
         "no request is sent without its context"
@@ -200,8 +216,29 @@ fn a_failing_generator_with_on_missing_skip_is_left_out_with_a_warning() {
     )
     .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
     .run()
-    .code(0)
-    .stderr_has("warning: context source 'flaky' skipped: generator `sh -c 'echo no index >&2; exit 4'` exited with code 4; its stderr: no index");
+    .code(0);
+    snapshot!(run, @"
+    exit code: 0
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     [RUN_ID]
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    fine
+    -------------------
+
+    ----- stderr -----
+    ▶ run [RUN_ID] · agent stateless · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    warning: context source 'flaky' skipped: generator `sh -c 'echo no index >&2; exit 4'` exited with code 4; its stderr: no index
+    fine
+
+    ✔ COMPLETED after 1 iteration
+    ");
     let request = &mock.requests()[0];
     assert!(system_texts(request).is_empty(), "{request:#}");
     assert_eq!(

@@ -14,6 +14,7 @@ use crate::support::run::{
     HELLO_SCRIPT, HELLO_TASK, RunFiles, assert_consistent, delta, hello_world, mock, only_run,
     wait_until,
 };
+use crate::support::snapshot::snapshot;
 
 /// An agent whose model (gpt-4o-mini, a known price) can note things and nap.
 const AGENT: &str = r#"
@@ -68,6 +69,7 @@ fn assert_stream(stdout: &str, run: Option<&RunFiles>, exit_code: i32) -> Value 
     let result: Value = serde_json::from_str(result).expect("JSON");
     assert_eq!(result["type"], "RESULT");
     assert_eq!(result["exit_code"], exit_code);
+    // A property of every line of any stream (which are compared whole below): a search.
     assert!(
         events
             .iter()
@@ -108,7 +110,31 @@ fn a_completed_run_streams_its_journal_then_the_result() {
     assert_eq!(first["type"], "RUN_START");
     assert_eq!(first["payload"]["run_id"], files.metadata()["run_id"]);
     // The human stream stays on stderr.
-    assert!(run.stderr().contains("COMPLETED"), "{}", run.stderr());
+    snapshot!(run.stderr(), @r#"
+    ▶ run [RUN_ID] · agent hello-world · model gpt-4o-mini
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    Let me see what is in the workspace first.
+    → list_files {"directory":"."}
+      ✓ exit 0 · [DURATION]
+      │ (no output)
+
+    ── iteration 2/30 ──
+    The workspace is empty. I'll create hello.txt and check it.
+    → write_file {"content":"Hello, world!\nWritten by a Delta Engine agent.\n","path":"hello.txt"}
+      ✓ exit 0 · [DURATION]
+      │ Hello, world!
+      │ Written by a Delta Engine agent.
+    → count_lines {"path":"hello.txt"}
+      ✓ exit 0 · [DURATION]
+      │ 2
+
+    ── iteration 3/30 ──
+    {"summary": "Created hello.txt with a two-line greeting.", "files": ["hello.txt"], "lines": 2}
+
+    ✔ COMPLETED after 3 iterations
+    "#);
 }
 
 #[test]
@@ -262,18 +288,10 @@ fn a_cost_budget_stops_the_run_within_one_call_of_its_limit_and_resumes_with_mor
         ])
         .run()
         .code(2);
-    assert!(
-        again
-            .stderr()
-            .contains("the cost budget ($0.0100) is spent"),
-        "{}",
-        again.stderr()
-    );
-    assert!(
-        again.stderr().contains("--max-cost-usd"),
-        "{}",
-        again.stderr()
-    );
+    snapshot!(again.stderr(), @"
+    error: the cost budget ($0.0100) is spent: $0.0132 used; the run cannot go on within it
+      = help: give a larger budget: --max-cost-usd with more than $0.0132
+    ");
     let before = files.read("journal.jsonl").lines().count();
     let more = delta(again.then(), &mock)
         .args([
@@ -387,7 +405,10 @@ fn a_cost_budget_for_a_model_without_a_price_refuses_to_start() {
     ])
     .run()
     .code(126);
-    assert!(run.stderr().contains("llm.pricing"), "{}", run.stderr());
+    snapshot!(run.stderr(), @"
+    error: a cost budget needs the price of my-local-model, which is not known
+      = help: give the model's prices under llm.pricing in agent.yaml (input_per_million, output_per_million), or drop the cost budget
+    ");
     assert!(mock.requests().is_empty());
     assert!(!run.path().join("ws/.delta").exists());
 }
@@ -538,16 +559,11 @@ fn an_output_schema_in_agent_yaml_is_read_relative_to_the_agent() {
         .args(["run", "--agent", "agent", "-w", "ws", "-m", "x"])
         .run()
         .code(126);
-    assert!(
-        broken.stderr().contains("agent.yaml:"),
-        "{}",
-        broken.stderr()
-    );
-    assert!(
-        broken.stderr().contains("missing.json"),
-        "{}",
-        broken.stderr()
-    );
+    snapshot!(broken.stderr(), @"
+    error: cannot read the output schema [TEMP]/agent/missing.json: No such file or directory (os error 2)
+      --> [TEMP]/agent/agent.yaml:12:16
+      = help: point `output_schema:` at a JSON Schema file (draft 2020-12), relative to the agent directory
+    ");
 }
 
 #[test]
@@ -614,7 +630,10 @@ fn the_task_can_come_from_stdin_or_a_file() {
         ])
         .run()
         .code(2);
-    assert!(missing.stderr().contains("nope.md"), "{}", missing.stderr());
+    snapshot!(missing.stderr(), @"
+    error: cannot read the message from nope.md: No such file or directory (os error 2)
+      = help: give the message with -m TEXT, -m - (read from stdin) or --message-file FILE (a readable UTF-8 text file)
+    ");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 use crate::support::harness::Test;
 use crate::support::run::{HELLO_SCRIPT, HELLO_TASK, delta, hello_world, mock, only_run};
+use crate::support::snapshot::snapshot;
 
 #[test]
 fn without_a_terminal_each_run_gets_a_new_numbered_workspace_without_asking() {
@@ -10,11 +11,32 @@ fn without_a_terminal_each_run_gets_a_new_numbered_workspace_without_asking() {
         .args(["run", "--agent", "agent", "-m", HELLO_TASK])
         .run()
         .code(0);
-    assert!(
-        !run.stderr().contains("Reuse workspace"),
-        "{}",
-        run.stderr()
-    );
+    // Nothing asked ("Reuse workspace …?"): the whole stream.
+    snapshot!(run.stderr(), @r#"
+    ▶ run [RUN_ID] · agent hello-world · model gpt-4o-mini
+      workspace [TEMP]/agent/workspaces/W001
+
+    ── iteration 1/30 ──
+    Let me see what is in the workspace first.
+    → list_files {"directory":"."}
+      ✓ exit 0 · [DURATION]
+      │ (no output)
+
+    ── iteration 2/30 ──
+    The workspace is empty. I'll create hello.txt and check it.
+    → write_file {"content":"Hello, world!\nWritten by a Delta Engine agent.\n","path":"hello.txt"}
+      ✓ exit 0 · [DURATION]
+      │ Hello, world!
+      │ Written by a Delta Engine agent.
+    → count_lines {"path":"hello.txt"}
+      ✓ exit 0 · [DURATION]
+      │ 2
+
+    ── iteration 3/30 ──
+    {"summary": "Created hello.txt with a two-line greeting.", "files": ["hello.txt"], "lines": 2}
+
+    ✔ COMPLETED after 3 iterations
+    "#);
     let run = delta(run.then(), &mock)
         .args(["run", "--agent", "agent", "-m", HELLO_TASK])
         .run()
@@ -79,12 +101,18 @@ fn the_agent_defaults_to_the_current_directory_and_task_is_gone() {
         .run()
         .code(0);
     only_run(&run.path().join("agent/workspaces/W001"));
-    delta(run.then(), &mock)
+    let run = delta(run.then(), &mock)
         .current_dir("agent")
         .args(["run", "-y", "--task", HELLO_TASK])
         .run()
-        .code(2)
-        .stderr_has("--task");
+        .code(2);
+    snapshot!(run.stderr(), @"
+    error: unexpected argument '--task' found
+
+    Usage: delta run --yes
+
+    For more information, try '--help'.
+    ");
 }
 
 // A file given as `-w` used to be reported as "cannot read afile/.env: Not a directory":
@@ -154,6 +182,7 @@ fn a_workspace_that_cannot_be_created_for_lack_of_permission_exits_126() {
         .run()
         .code(126)
         .stdout_is("")
+        // The cause after the colon is the OS's wording (EPERM or EACCES, by kernel).
         .stderr_has(&format!(
             "error: cannot create directory {}: ",
             target.display()
@@ -188,6 +217,7 @@ fn a_read_only_workspace_or_delta_dir_exits_126_with_a_help_line() {
         .args(["run", "--agent", "agent", "-w", "ro", "-m", HELLO_TASK])
         .run()
         .code(126)
+        // "Permission denied" is the OS's wording for EACCES, which varies by platform.
         .stderr_has("error: cannot create directory ")
         .stderr_has("ro/.delta: Permission denied")
         .stderr_has("  = help: check the permissions of ");
@@ -200,6 +230,7 @@ fn a_read_only_workspace_or_delta_dir_exits_126_with_a_help_line() {
         ])
         .run()
         .code(126)
+        // As above: the OS's wording around the path.
         .stderr_has("ro-delta/.delta/")
         .stderr_has("Permission denied")
         .stderr_has("(the workspace's .delta/ must be writable)");
@@ -219,6 +250,7 @@ impl Terminal {
     /// Waits until the terminal has shown `text` (a hang guard, not a timing assertion).
     fn wait_for(&self, text: &str) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        // The output so far, still growing: a search, not a whole value.
         while !self.seen.lock().unwrap().contains(text) {
             assert!(
                 std::time::Instant::now() < deadline,

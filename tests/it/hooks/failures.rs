@@ -147,6 +147,7 @@ async fn a_run_directory_that_cannot_take_hook_records_fails_the_hook_not_the_ru
 
     let outcome = runner.run(1, HookEvent::OnIterationEnd).await.unwrap();
 
+    // The reason ends with the OS's wording for the failed mkdir: a search for the path.
     assert!(
         matches!(&outcome.result, Err(HookFailure::Prepare(reason)) if reason.contains(&hooks_dir.display().to_string())),
         "{:?}",

@@ -144,6 +144,7 @@ steps:
 
     let env = run.read("ws/env.log");
     let run_id = files.dir.file_name().unwrap().to_str().unwrap().to_owned();
+    // env.log is each hook's whole environment, which differs per machine: searched.
     assert!(env.contains(&format!("DELTA_RUN_ID={run_id}\n")), "{env}");
     assert!(
         env.contains(&format!("RUN_DIR={}\n", files.dir.display())),

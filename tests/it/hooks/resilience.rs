@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use crate::hooks::support::process_gone;
 use crate::support::harness::Test;
 use crate::support::run::{assert_consistent, delta, mock, only_run, wait_until};
+use crate::support::snapshot::snapshot;
 
 const AGENT: &str = r#"
 name: resilient
@@ -46,8 +47,38 @@ fn failing_hooks_are_audited_and_warned_and_the_run_completes() {
     let run = delta(test, &mock)
         .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
         .run()
-        .code(0)
-        .stderr_has("pre_llm_request hook timed out after 500 ms");
+        .code(0);
+    snapshot!(run, @r#"
+    exit code: 0
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     [RUN_ID]
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    done
+    -------------------
+
+    ----- stderr -----
+    ▶ run [RUN_ID] · agent resilient · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    warning: on_iteration_start hook exited with code 1; the run goes on (details in io/hooks/001_on_iteration_start/)
+    warning: pre_llm_request hook timed out after 500 ms and was killed with its child processes; proceeding with the request as built (details in io/hooks/002_pre_llm_request/)
+    → echo {"text":"ran"}
+    warning: pre_tool_execution hook wrote an invalid output/control.json: expected ident at line 2 column 0; expected {"skip": true, "observation": "why"}; proceeding with the tool call (details in io/hooks/003_pre_tool_execution/)
+      ✓ exit 0 · [DURATION]
+      │ ran
+
+    ── iteration 2/30 ──
+    warning: on_iteration_start hook exited with code 1; the run goes on (details in io/hooks/004_on_iteration_start/)
+    warning: pre_llm_request hook timed out after 500 ms and was killed with its child processes; proceeding with the request as built (details in io/hooks/005_pre_llm_request/)
+    done
+
+    ✔ COMPLETED after 2 iterations
+    "#);
 
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "COMPLETED");

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::resume::support::{RunDir, assert_sound, delta, mock, recorder};
 use crate::support::harness::{ROOT, Stdin};
+use crate::support::snapshot::snapshot;
 
 const ASKS_COLOUR: &str = r#"
 steps:
@@ -100,14 +101,63 @@ fn continue_with_m_answers_the_question_and_the_model_gets_the_answer() {
         .args(["run", "--agent", "agent", "-w", "ws", "-m", "Ask me."])
         .args(["--run-id", "ask-2"])
         .run()
-        .code(101)
-        .stdout_has("Waiting for input:\nFavourite colour?\n");
+        .code(101);
+    snapshot!(run, @r#"
+    exit code: 101
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     ask-2
+    Status:     WAITING_FOR_INPUT
+    Duration:   [DURATION]
+    -------------------
+    Waiting for input:
+    Favourite colour?
+    Input type: text
+    -------------------
+    To answer: delta continue --run-id ask-2 -w [TEMP]/ws -m ANSWER
+    -------------------
+
+    ----- stderr -----
+    ▶ run ask-2 · agent recorder · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    I need to know.
+    → ask_human {"prompt":"Favourite colour?"}
+
+    ■ WAITING_FOR_INPUT after 1 iteration
+
+    The agent asks: Favourite colour?
+    Agent paused. Provide response in [TEMP]/ws/.delta/ask-2/interaction/response.txt
+      then run: delta continue --run-id ask-2 -w [TEMP]/ws
+    Or use: delta continue --run-id ask-2 -w [TEMP]/ws -m <response>
+    "#);
     let files = RunDir::new(&run.path().join("ws"), "ask-2");
-    let _run = delta(run.then(), &mock)
+    let run = delta(run.then(), &mock)
         .args(["continue", "--run-id", "ask-2", "-w", "ws", "-m", "teal"])
         .run()
-        .code(0)
-        .stdout_has("Noted.");
+        .code(0);
+    snapshot!(run, @"
+    exit code: 0
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     ask-2
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    Noted.
+    -------------------
+
+    ----- stderr -----
+    ▶ run ask-2 · agent recorder · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 2/30 ──
+    Noted.
+
+    ✔ COMPLETED after 2 iterations
+    ");
     assert_sound(&files, "COMPLETED").unwrap();
     let action_id = files.payloads("ACTION_REQUEST")[0]["action_id"].clone();
     assert_eq!(
@@ -157,9 +207,36 @@ fn with_i_the_question_is_answered_on_stdin_and_the_run_never_pauses() {
         .args(["--run-id", "ask-4"])
         .stdin(Stdin::Text("ochre\n".to_owned()))
         .run()
-        .code(0)
-        .stdout_has("Noted.")
-        .stderr_has("[ask_human] Favourite colour?\n> ");
+        .code(0);
+    snapshot!(run, @r#"
+    exit code: 0
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     ask-4
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    Noted.
+    -------------------
+
+    ----- stderr -----
+    ▶ run ask-4 · agent recorder · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    I need to know.
+    → ask_human {"prompt":"Favourite colour?"}
+
+    [ask_human] Favourite colour?
+    >   ✓ exit 0 · [DURATION]
+      │ ochre
+
+    ── iteration 2/30 ──
+    Noted.
+
+    ✔ COMPLETED after 2 iterations
+    "#);
     let files = RunDir::new(&run.path().join("ws"), "ask-4");
     assert_sound(&files, "COMPLETED").unwrap();
     assert_eq!(
@@ -187,8 +264,40 @@ fn with_i_and_no_input_left_the_run_pauses_instead() {
         .args(["run", "--agent", "agent", "-w", "ws", "-m", "Ask me.", "-i"])
         .args(["--run-id", "ask-5"])
         .run()
-        .code(101)
-        .stderr_has("no answer to ask_human: standard input is closed");
+        .code(101);
+    snapshot!(run, @r#"
+    exit code: 101
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     ask-5
+    Status:     WAITING_FOR_INPUT
+    Duration:   [DURATION]
+    -------------------
+    Waiting for input:
+    Favourite colour?
+    Input type: text
+    -------------------
+    To answer: delta continue --run-id ask-5 -w [TEMP]/ws -m ANSWER
+    -------------------
+
+    ----- stderr -----
+    ▶ run ask-5 · agent recorder · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    I need to know.
+    → ask_human {"prompt":"Favourite colour?"}
+
+    [ask_human] Favourite colour?
+    > warning: no answer to ask_human: standard input is closed; the run waits for an answer through `delta continue` instead
+
+    ■ WAITING_FOR_INPUT after 1 iteration
+
+    The agent asks: Favourite colour?
+    Agent paused. Provide response in [TEMP]/ws/.delta/ask-5/interaction/response.txt
+      then run: delta continue --run-id ask-5 -w [TEMP]/ws
+    Or use: delta continue --run-id ask-5 -w [TEMP]/ws -m <response>
+    "#);
     let files = RunDir::new(&run.path().join("ws"), "ask-5");
     assert_eq!(files.status(), "WAITING_FOR_INPUT");
     assert!(files.dir.join("interaction/request.json").exists());
@@ -209,9 +318,36 @@ steps:
         .args(["run", "--agent", "agent", "-w", "ws", "-m", "Ask.", "-i"])
         .stdin(Stdin::Text("s3cr3t-value\n".to_owned()))
         .run()
-        .code(0)
-        .stderr_has("(answer hidden: 12 characters)");
-    assert!(!run.stderr().contains("s3cr3t-value"), "{}", run.stderr());
+        .code(0);
+    // The whole stream, which does not show the answer.
+    snapshot!(run, @r#"
+    exit code: 0
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     [RUN_ID]
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    Thanks.
+    -------------------
+
+    ----- stderr -----
+    ▶ run [RUN_ID] · agent recorder · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    → ask_human {"input_type":"password","prompt":"Token?","sensitive":true}
+
+    [ask_human] Token?
+    >   ✓ exit 0 · [DURATION]
+      │ (answer hidden: 12 characters)
+
+    ── iteration 2/30 ──
+    Thanks.
+
+    ✔ COMPLETED after 2 iterations
+    "#);
     // The model needs the answer: it is its tool result, so the journal keeps it.
     assert_eq!(tool_answer(&mock.requests(), 1), "s3cr3t-value");
 }
@@ -269,8 +405,35 @@ steps:
         ])
         .stdin(Stdin::Text("two\n".to_owned()))
         .run()
-        .code(0)
-        .stdout_has("Both answered.");
+        .code(0);
+    snapshot!(run, @r#"
+    exit code: 0
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     ask-7
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    Both answered.
+    -------------------
+
+    ----- stderr -----
+    ▶ run ask-7 · agent recorder · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 2/30 ──
+    → ask_human {"prompt":"Second?"}
+
+    [ask_human] Second?
+    >   ✓ exit 0 · [DURATION]
+      │ two
+
+    ── iteration 3/30 ──
+    Both answered.
+
+    ✔ COMPLETED after 3 iterations
+    "#);
     let files = RunDir::new(&run.path().join("ws"), "ask-7");
     let answers: Vec<Value> = files
         .payloads("HUMAN_INPUT_RECEIVED")
@@ -291,8 +454,34 @@ pre_tool_execution:
         .args(["run", "--agent", "agent", "-w", "ws", "-m", "Ask me."])
         .args(["--run-id", "ask-8"])
         .run()
-        .code(0)
-        .stdout_has("Noted.");
+        .code(0);
+    snapshot!(run, @r#"
+    exit code: 0
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     ask-8
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    Noted.
+    -------------------
+
+    ----- stderr -----
+    ▶ run ask-8 · agent recorder · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    I need to know.
+    → ask_human {"prompt":"Favourite colour?"}
+      ✗ ERROR no exit code · [DURATION]
+      │ Do not ask; use blue.
+
+    ── iteration 2/30 ──
+    Noted.
+
+    ✔ COMPLETED after 2 iterations
+    "#);
     let files = RunDir::new(&run.path().join("ws"), "ask-8");
     assert_sound(&files, "COMPLETED").unwrap();
     let result = &files.payloads("ACTION_RESULT")[0];

@@ -124,6 +124,7 @@ impl Suite {
             let status = child.wait().unwrap();
             let stderr =
                 std::fs::read_to_string(self.base.join(format!("{id}.{label}.err"))).unwrap();
+            // A restart loop reading whatever the killed attempt printed: a search.
             let restored_end = status.code() == Some(2) && stderr.contains("Run is COMPLETED.");
             if status.code() == Some(0) || restored_end {
                 break;

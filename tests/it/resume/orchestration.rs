@@ -10,6 +10,7 @@ use mock_llm::MockServer;
 
 use crate::resume::support::{API_KEY, RECORDER, RunDir, mock};
 use crate::support::harness::{DEFAULT_CONTEXT_YAML, ROOT};
+use crate::support::snapshot::snapshot;
 
 /// An agent in `dir` with `agent_yaml`, talking to `model` (through its `.env`).
 fn agent(dir: &Path, agent_yaml: &str, model: &MockServer) {
@@ -154,12 +155,7 @@ steps:
     assert!(out.status.success(), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 3, "{stdout}");
-    assert!(
-        stdout
-            .lines()
-            .all(|l| l.contains("\"status\":\"COMPLETED\"")),
-        "{stdout}"
-    );
+    snapshot!(stdout);
     let mut tasks: Vec<String> = executor_model
         .requests()
         .iter()

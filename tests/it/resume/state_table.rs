@@ -3,6 +3,7 @@
 
 use crate::resume::support::{RunDir, assert_sound, delta, last_message, mock, recorder};
 use crate::support::harness::Test;
+use crate::support::snapshot::snapshot;
 
 /// `ws` of `test`, as `delta continue` prints it (absolute).
 fn ws(test_path: &std::path::Path) -> String {
@@ -40,8 +41,29 @@ fn interrupted_by_the_budget_resumes_without_a_message_in_the_same_journal() {
     let run = delta(run.then(), &mock)
         .args(["continue", "--run-id", "budget-1", "-w", "ws"])
         .run()
-        .code(0)
-        .stdout_has("All done.");
+        .code(0);
+
+    snapshot!(run, @"
+    exit code: 0
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     budget-1
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    All done.
+    -------------------
+
+    ----- stderr -----
+    ▶ run budget-1 · agent recorder · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 2/30 ──
+    All done.
+
+    ✔ COMPLETED after 2 iterations
+    ");
     assert_sound(&files, "COMPLETED").unwrap();
     let types = files.types();
     assert_eq!(
@@ -161,12 +183,54 @@ steps:
              Example: delta continue --run-id fail-1 -w {workspace} -m \"Retry; the input file \
              is data/input.csv\"\n"
         ));
-    delta(run.then(), &mock)
+    let run = delta(run.then(), &mock)
         .args(["continue", "--run-id", "fail-1", "-w", "ws"])
         .args(["-m", "The API key is in ~/.api-key", "--format", "json"])
         .run()
-        .code(0)
-        .stdout_has("\"result\": \"Recovered.\"");
+        .code(0);
+    snapshot!(run, @r#"
+    exit code: 0
+    ----- stdout -----
+    {
+      "schema_version": "2.0",
+      "run_id": "fail-1",
+      "status": "COMPLETED",
+      "result": "Recovered.",
+      "metrics": {
+        "iterations": 2,
+        "duration_ms": [DURATION],
+        "start_time": "[TIME]",
+        "end_time": "[TIME]",
+        "usage": {
+          "input_tokens": 10,
+          "output_tokens": 5,
+          "total_cost_usd": 0.0,
+          "model_usage": {
+            "test-model": {
+              "calls": 1,
+              "input_tokens": 10,
+              "output_tokens": 5,
+              "cost_usd": 0.0
+            }
+          },
+          "cost_note": "no price is known for model 'test-model', so its cost is counted as 0; set llm.pricing (input_per_million, output_per_million) in agent.yaml to estimate it"
+        }
+      },
+      "metadata": {
+        "agent_name": "recorder",
+        "workspace_path": "[TEMP]/ws"
+      }
+    }
+
+    ----- stderr -----
+    ▶ run fail-1 · agent recorder · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 2/30 ──
+    Recovered.
+
+    ✔ COMPLETED after 2 iterations
+    "#);
 }
 
 const ASKS: &str = r#"
@@ -196,11 +260,31 @@ fn waiting_for_input_needs_an_answer() {
              Question: Deploy to production?\n\
              Example: delta continue --run-id wait-1 -w {workspace} -m \"yes, proceed\"\n"
         ));
-    delta(run.then(), &mock)
+    let run = delta(run.then(), &mock)
         .args(["continue", "--run-id", "wait-1", "-w", "ws", "-m", "yes"])
         .run()
-        .code(0)
-        .stdout_has("Deployed.");
+        .code(0);
+    snapshot!(run, @"
+    exit code: 0
+    ----- stdout -----
+    --- Run Summary ---
+    Run ID:     wait-1
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    Deployed.
+    -------------------
+
+    ----- stderr -----
+    ▶ run wait-1 · agent recorder · model test-model
+      workspace [TEMP]/ws
+
+    ── iteration 2/30 ──
+    Deployed.
+
+    ✔ COMPLETED after 2 iterations
+    ");
 }
 
 #[test]
@@ -217,11 +301,20 @@ fn continue_without_a_run_id_is_a_usage_error_with_the_seed_hints() {
              To list resumable runs:\n  \
              delta list-runs -w W001 --resumable\n",
         );
-    Test::new()
-        .args(["continue"])
-        .run()
-        .code(2)
-        .stderr_has("delta list-runs -w . --resumable");
+    let run = Test::new().args(["continue"]).run().code(2);
+    snapshot!(run, @"
+    exit code: 2
+    ----- stdout -----
+
+    ----- stderr -----
+    error: --run-id is required.
+
+    To resume a run, you must explicitly specify its ID:
+      delta continue --run-id <run_id> -w .
+
+    To list resumable runs:
+      delta list-runs -w . --resumable
+    ");
 }
 
 #[test]
@@ -235,11 +328,19 @@ fn an_unknown_run_id_says_how_to_find_the_ids() {
             "error: no run nope in {workspace}; list the runs there with `delta list-runs -w \
              {workspace}`\n"
         ));
-    Test::new()
+    let run = Test::new()
         .args(["continue", "--run-id", "../etc", "-w", "ws"])
         .run()
-        .code(2)
-        .stderr_has("invalid run id \"../etc\"");
+        .code(2);
+    snapshot!(run, @r#"
+    exit code: 2
+    ----- stdout -----
+
+    ----- stderr -----
+    error: invalid value '../etc' for '--run-id <ID>': invalid run id "../etc": it starts with '.'; a run id is 1 to 128 characters from A-Z a-z 0-9 . _ - and starts with a letter or digit (for example a UUID, or [RUN_ID])
+
+    For more information, try '--help'.
+    "#);
 }
 
 #[test]

@@ -60,6 +60,7 @@ fn is_orphan_end(payload: &EventPayload) -> bool {
             status: FinalStatus::Interrupted,
             error: Some(error),
             result: None,
+        // The message names the dead process's pid and host: a search for the rest.
         }) if error.error_type == ErrorType::Interrupted
             && error.message.contains("stopped without recording an end")
     )
@@ -314,6 +315,7 @@ fn a_pid_reused_by_an_unrelated_process_counts_as_dead() {
             current_name: Some("sleep".to_owned())
         }
     );
+    // This pins the pid, which a snapshot would filter.
     assert!(janitor.lines()[1].contains(&format!(
         "PID {} now belongs to another process (sleep)",
         sleeper.pid()

@@ -14,6 +14,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 use crate::runstate::support::{at, run_id, spawn_child, wait_for_line};
+use crate::support::snapshot::{name, snapshot};
 
 fn message(text: &str) -> EventPayload {
     EventPayload::UserMessage(UserMessage {
@@ -177,9 +178,10 @@ fn the_envelope_rejects_unknown_and_missing_fields() {
             "invalid timestamp \"yesterday\"",
         ),
     ];
-    for (line, expected) in cases {
+    // Each whole message, in a snapshot named after what it must say.
+    for (line, says) in cases {
         let error = serde_json::from_str::<Event>(line).unwrap_err().to_string();
-        assert!(error.contains(expected), "{line}\n -> {error}");
+        snapshot!(format!("event_error_{}", name(&says)), error);
     }
 }
 
@@ -472,12 +474,7 @@ fn empty_middle_line_and_seq_gaps_are_errors() {
 
     std::fs::write(&path, format!("{}\n\n{}\n", lines[0], lines[1])).unwrap();
     let error = read_journal(&path).unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .contains(":2:1: invalid journal event: the line is empty"),
-        "{error}"
-    );
+    snapshot!(error, @"[TEMP]/journal.jsonl:2:1: invalid journal event: the line is empty; the journal is damaged at this line (inspect it with `sed -n '2p' [TEMP]/journal.jsonl`), so the run cannot be continued from it");
 
     std::fs::write(&path, format!("{}\n", lines[1])).unwrap();
     let error = read_journal(&path).unwrap_err();

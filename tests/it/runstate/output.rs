@@ -11,6 +11,7 @@ use delta_engine::run::{
 };
 
 use crate::runstate::support::{at, run_id, sample_metadata, schema_errors};
+use crate::support::snapshot::snapshot;
 
 const END: &str = "2025-10-14T10:32:30.000Z";
 
@@ -239,7 +240,17 @@ fn text_summary_of_a_completed_run_pretty_prints_object_results() {
         ws.path().join("x").as_path(),
         serde_json::json!("All done.\nBye."),
     );
-    assert!(render_text(&text).contains("Result:\nAll done.\nBye.\n-------------------\n"));
+    snapshot!(render_text(&text), @"
+    --- Run Summary ---
+    Run ID:     [RUN_ID]
+    Status:     COMPLETED
+    Duration:   [DURATION]
+    -------------------
+    Result:
+    All done.
+    Bye.
+    -------------------
+    ");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use crate::sessions::support::{Workspace, text};
+use crate::support::snapshot::snapshot;
 
 const ID: &str = "sess_000000000001";
 
@@ -43,11 +44,7 @@ fn an_id_in_use_is_refused_until_cleanup_removes_its_session() {
         text(&clash.json["error"]),
         format!("session {ID} already exists in {}", sessions.display())
     );
-    assert!(
-        text(&clash.json["hint"]).contains("leave out --id"),
-        "{}",
-        clash.json
-    );
+    snapshot!(clash.json["hint"], @r#""choose another id, or leave out --id to get a generated one; an ended session keeps its id until `delta-sessions cleanup` removes it""#);
     // The refused start left the running session alone.
     assert_eq!(ws.exec(ID, "echo $KEPT")["stdout"], "yes\n");
     assert_eq!(ws.metadata(ID)["command"], "bash");

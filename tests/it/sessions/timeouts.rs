@@ -4,6 +4,7 @@
 use std::process::Stdio;
 
 use crate::sessions::support::{BIN, Workspace, eventually, running, text};
+use crate::support::snapshot::snapshot;
 
 #[test]
 fn bash_command_and_its_children_are_stopped_and_the_session_lives_on() {
@@ -22,7 +23,7 @@ fn bash_command_and_its_children_are_stopped_and_the_session_lives_on() {
     assert_eq!(result["timed_out"], true);
     assert_eq!(result["exit_code"], 124);
     assert_eq!(result["stdout"], "");
-    assert!(text(&result["hint"]).contains("0.5 s timeout"), "{result}");
+    snapshot!(result["hint"], @r#""the command ran past the 0.5 s timeout and was stopped, with the processes it started; run long jobs in the background (`cmd > job.log 2>&1 &`) or pass a larger --timeout""#);
 
     let child = ws.pid_file("child.pid");
     assert!(

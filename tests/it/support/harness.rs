@@ -11,8 +11,8 @@
 //!
 //! Every run starts from a clean environment as far as delta is concerned (no API keys,
 //! base URLs or forced colours inherited from the developer's shell), in the temp directory
-//! unless told otherwise. Snapshots go through [`Run::settings`], whose filters replace the
-//! temp directory with `[TEMP]` and the repository with `[ROOT]`.
+//! unless told otherwise. A finished [`Run`] displays as its whole outcome (exit code, stdout,
+//! stderr), the form `snapshot!(run)` (support/snapshot.rs) pins.
 
 use std::ffi::OsString;
 use std::fs;
@@ -312,18 +312,8 @@ impl Run {
         self
     }
 
-    /// Assert that stdout contains `needle`.
-    #[track_caller]
-    pub fn stdout_has(self, needle: &str) -> Self {
-        assert!(
-            self.stdout.contains(needle),
-            "stdout lacks {needle:?}:\n{}",
-            self.stdout
-        );
-        self
-    }
-
-    /// Assert that stderr contains `needle`.
+    /// Assert that stderr contains `needle`: only for output that is not deterministic even
+    /// after the snapshot filters (the OS's wording of an error); otherwise `snapshot!`.
     #[track_caller]
     pub fn stderr_has(self, needle: &str) -> Self {
         assert!(
@@ -367,30 +357,23 @@ impl Run {
         let path = self.dir.path().join(path);
         fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
     }
-
-    /// insta settings whose filters make output machine-independent: the temp directory
-    /// becomes `[TEMP]` and the repository `[ROOT]` (both as given and canonicalized,
-    /// since macOS reaches /var through /private/var).
-    pub fn settings(&self) -> insta::Settings {
-        let mut settings = insta::Settings::clone_current();
-        for (path, label) in [(self.dir.path(), "[TEMP]"), (Path::new(ROOT), "[ROOT]")] {
-            let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-            for form in [canonical.as_path(), path] {
-                settings.add_filter(&regex_escape(&form.to_string_lossy()), label);
-            }
-        }
-        settings
-    }
 }
 
-/// Escape regex metacharacters so a path matches literally in an insta filter.
-fn regex_escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "\\.+*?()|[]{}^$#&-~".contains(c) {
-            escaped.push('\\');
-        }
-        escaped.push(c);
+/// The whole outcome, as snapshots show it (the layout of uv's snapshots):
+///
+/// ```text
+/// exit code: 0
+/// ----- stdout -----
+/// …
+/// ----- stderr -----
+/// …
+/// ```
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit code: {}\n----- stdout -----\n{}\n----- stderr -----\n{}",
+            self.code, self.stdout, self.stderr
+        )
     }
-    escaped
 }

@@ -1,5 +1,7 @@
 //! What every area shares: [`harness`] runs the built `delta` in a throw-away directory and
-//! checks the result; [`run`] starts mock-llm and lays out agents for runs against it.
+//! checks the result; [`run`] starts mock-llm and lays out agents for runs against it;
+//! [`snapshot`] holds the suite's one snapshot macro and its filters.
 
 pub mod harness;
 pub mod run;
+pub mod snapshot;

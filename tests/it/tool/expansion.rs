@@ -4,6 +4,7 @@
 use delta_engine::tool::{ToolError, render_expanded};
 use rstest::rstest;
 
+use crate::support::snapshot::{name, snapshot};
 use crate::tool::support::{expand_error, spec, try_expand};
 
 fn rendered(yaml: &str) -> String {
@@ -1148,7 +1149,8 @@ fn seed_000_wording_of_the_pipe_error_is_covered_by_the_hint() {
 )]
 fn errors_carry_a_fix(#[case] yaml: &str, #[case] needle: &str) {
     let help = try_expand(yaml).unwrap_err().help().unwrap();
-    assert!(help.contains(needle), "help {help:?} lacks {needle:?}");
+    // The whole help, in a snapshot named after what it must say.
+    snapshot!(format!("fix_{}", name(&needle)), help);
 }
 
 #[test]

@@ -147,6 +147,7 @@ async fn missing_program_is_an_error_naming_it() {
     .unwrap_err();
     assert!(matches!(error, ProcessError::NotStarted(_)), "{error:?}");
     assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+    // The message ends with the OS's wording for ENOENT: a search.
     assert!(
         error.to_string().contains("'delta-no-such-program-xyz'"),
         "{error}"

@@ -80,6 +80,7 @@ proptest! {
             .collect();
         match spec.invocation(&args) {
             Ok(call) => prop_assert_eq!(call.argv, vec!["echo".to_string(), format!("a{value}b"), value.clone()]),
+            // A property over generated values: refused exactly when the value holds a NUL.
             Err(_) => prop_assert!(value.contains('\0')),
         }
     }

@@ -119,6 +119,7 @@ async fn t3_1_raw_value_is_split_into_separate_words() {
     // `\n` becomes a newline: with dash's echo always, with bash's through `-e`.
     let out = call(&tool, json!({"flags": "-e \\nhello"}), ws.path()).await;
     let text = stdout(&out);
+    // What precedes the newline depends on the shell's echo (dash or bash): a search.
     assert!(
         text.ends_with("\nhello\n") && !text.contains("\\n"),
         "{text:?}"
@@ -320,6 +321,7 @@ async fn s3_8_2_empty_values_are_empty_arguments() {
         Some(0),
         "ls \"\" must fail, not list the directory"
     );
+    // ls's output for a failed `ls ""` is the OS's: searched for the directory's file.
     assert!(!stdout(&out).contains("canary"));
 
     ws.write("data.txt", "one\ntwo\n");
