@@ -7,6 +7,7 @@
 //! `delta` binary only parses arguments and calls into them.
 
 pub mod answer;
+pub mod batch;
 pub mod budget;
 pub mod cli;
 pub mod config;

@@ -16,7 +16,7 @@ use crate::exec::Outcome;
 use crate::matcher::{Mismatch, ValueMatch, quote, show};
 use crate::mock;
 use crate::scenario::{
-    Command, EventExpect, Expect, FileExpect, JournalExpect, MetadataExpect, NoFileContains,
+    Command, EventExpect, Expect, FileExpect, JournalExpect, Level, MetadataExpect, NoFileContains,
     RequestsExpect, ToolExecutionExpect,
 };
 use crate::schemas::{self, SchemaSet};
@@ -76,14 +76,112 @@ pub fn sessions_subcommand(words: &[String]) -> Option<&str> {
         .find(|word| SESSIONS_COMMANDS.contains(word))
 }
 
-/// Every failed check of a step: first those every step gets, then its expectations.
-pub fn check_step(ctx: &StepContext<'_>, expect: &Expect) -> Vec<Mismatch> {
-    let outcome = ctx.outcome;
-    if let Some(error) = &outcome.spawn_error {
-        return vec![Mismatch::new("the command", "starts", error.clone())];
+/// A check the runner makes after every step it applies to, whatever the scenario
+/// expects. Each has its own id (`STEP/NAME`), level and seed section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunnerCheck {
+    /// `journal.jsonl`: one JSON object per line with the envelope of seed 001 §7.1
+    /// (`seq` 1, 2, 3 …, `timestamp`, `type`, `payload`), the last line complete.
+    Journal,
+    /// The journal's payloads against the payload schemas (seed 001 §7.2 gives them as
+    /// examples).
+    JournalPayloads,
+    /// `metadata.json`: a JSON object with the fields seed 002 requires (`run_id`,
+    /// `status`, `pid`, `hostname`).
+    Metadata,
+    /// Payload fields only this project defines (THOUGHT's `tool_calls`, the
+    /// `tool_call_id`s, ACTION_RESULT's `exit_code` …), against their schemas.
+    JournalExtensions,
+    /// `metadata.json` against the whole metadata schema (seed 000 §2.1.4's "complete
+    /// schema", which the seeds themselves word differently).
+    MetadataFields,
+    /// Metadata fields this project chose (`task` for seed 000's `initial_message`,
+    /// `result`, `usage`, `start_time`).
+    MetadataExtensions,
+    /// `--format json` stdout of `run`/`continue` against RunResult v2.0.
+    RunResult,
+    /// `list-runs --format json` stdout against the list-runs schema.
+    ListRunsJson,
+    /// A `delta-sessions` command's stdout is one JSON document.
+    SessionsJson,
+    /// ... valid against this project's `sessions-*` schemas.
+    SessionsSchema,
+}
+
+impl RunnerCheck {
+    /// The name after the step id.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Journal => "journal",
+            Self::JournalPayloads => "journal-payloads",
+            Self::Metadata => "metadata",
+            Self::JournalExtensions => "journal-extensions",
+            Self::MetadataFields => "metadata-fields",
+            Self::MetadataExtensions => "metadata-extensions",
+            Self::RunResult => "run-result",
+            Self::ListRunsJson => "list-runs-json",
+            Self::SessionsJson => "sessions-json",
+            Self::SessionsSchema => "sessions-schema",
+        }
     }
-    if outcome.timed_out {
-        return vec![Mismatch::new(
+
+    /// Its level and the section that makes it so.
+    pub fn level(self) -> (Level, &'static str) {
+        match self {
+            Self::Journal => (Level::Spec, "001 §7.1"),
+            Self::JournalPayloads => (Level::Recommended, "001 §7.2"),
+            Self::Metadata => (Level::Spec, "002 §3.5.1, §3.5.3, §7.2"),
+            Self::JournalExtensions | Self::MetadataExtensions => {
+                (Level::Extension, "decisions.md: Journal and metadata")
+            }
+            Self::MetadataFields => (Level::Recommended, "000 §2.1.4; 002 §3.5.2"),
+            Self::RunResult => (Level::Spec, "002 §4.2.2, §5"),
+            Self::ListRunsJson => (Level::Recommended, "002 §6.2"),
+            Self::SessionsJson => (Level::Spec, "000 §2.3.2"),
+            Self::SessionsSchema => (Level::Extension, "decisions.md: delta-sessions"),
+        }
+    }
+}
+
+/// The `metadata.json` fields seed 002 requires: the id and status every command reads,
+/// and the pid and hostname the Janitor needs (§3.5.1, §3.5.3, §7.2).
+pub const SPEC_METADATA_FIELDS: &[&str] = &["run_id", "status", "pid", "hostname"];
+
+/// The `metadata.json` fields whose name or presence is this project's choice
+/// (docs/decisions.md, "Journal and metadata").
+pub const EXTENSION_METADATA_FIELDS: &[&str] = &["task", "result", "usage", "start_time"];
+
+/// Journal payload fields this project adds to seed 001 §7.2's (docs/decisions.md,
+/// "Journal and metadata"; `exit_code` is DESIGN.md's).
+pub const EXTENSION_PAYLOAD_FIELDS: &[&str] = &[
+    "tool_calls",
+    "tool_call_id",
+    "request_id",
+    "error",
+    "result",
+    "exit_code",
+];
+
+/// What one step's checks found: the runner's checks, the step's `expect`, and each
+/// named check in order.
+#[derive(Debug, Default)]
+pub struct StepFindings {
+    /// The runner's checks that apply to the step, each with its mismatches.
+    pub runner: Vec<(RunnerCheck, Vec<Mismatch>)>,
+    /// The step's `expect`.
+    pub expect: Vec<Mismatch>,
+    /// The step's named checks, in order.
+    pub named: Vec<Vec<Mismatch>>,
+}
+
+/// Every check of a step. A command that did not start or did not end fails every
+/// check of the step with that reason (there is nothing else to observe).
+pub fn check_step(ctx: &StepContext<'_>, expect: &Expect, named: &[&Expect]) -> StepFindings {
+    let outcome = ctx.outcome;
+    let broken = if let Some(error) = &outcome.spawn_error {
+        Some(Mismatch::new("the command", "starts", error.clone()))
+    } else if outcome.timed_out {
+        Some(Mismatch::new(
             "the command",
             format!("ends within {}s", ctx.timeout.as_secs_f32()),
             format!(
@@ -91,13 +189,39 @@ pub fn check_step(ctx: &StepContext<'_>, expect: &Expect) -> Vec<Mismatch> {
                 quote(&outcome.stdout),
                 quote(&outcome.stderr)
             ),
-        )];
+        ))
+    } else {
+        None
+    };
+    if let Some(broken) = broken {
+        return StepFindings {
+            runner: Vec::new(),
+            expect: vec![broken.clone()],
+            named: named.iter().map(|_| vec![broken.clone()]).collect(),
+        };
     }
     let run = RunFiles::new(ctx.run_dir.as_deref(), ctx.schemas);
-    let mut out = Vec::new();
-    out.extend(always(ctx, &run));
+    StepFindings {
+        runner: always(ctx, &run),
+        expect: check_expect(ctx, &run, expect, true),
+        named: named
+            .iter()
+            .map(|e| check_expect(ctx, &run, e, false))
+            .collect(),
+    }
+}
 
-    let shell_default = (ctx.command.is_none() && expect.exit.is_none())
+/// The mismatches of one group of expectations. `main` is the step's own `expect`: a
+/// `shell` step without `exit` must exit 0 there.
+fn check_expect(
+    ctx: &StepContext<'_>,
+    run: &RunFiles<'_>,
+    expect: &Expect,
+    main: bool,
+) -> Vec<Mismatch> {
+    let outcome = ctx.outcome;
+    let mut out = Vec::new();
+    let shell_default = (main && ctx.command.is_none() && expect.exit.is_none())
         .then_some(crate::matcher::ExitMatch::Code(0));
     if let Some(exit) = expect.exit.as_ref().or(shell_default.as_ref())
         && let Some(mismatch) = exit.check(outcome.code, outcome.signal)
@@ -121,16 +245,16 @@ pub fn check_step(ctx: &StepContext<'_>, expect: &Expect) -> Vec<Mismatch> {
         out.extend(m.check("stderr", &outcome.stderr, ctx.vars, ctx.schemas));
     }
     if let Some(m) = &expect.metadata {
-        out.extend(check_metadata(m, &run, ctx.vars));
+        out.extend(check_metadata(m, run, ctx.vars));
     }
     if let Some(m) = &expect.journal {
-        out.extend(check_journal(m, &run, ctx.vars));
+        out.extend(check_journal(m, run, ctx.vars));
     }
     if let Some(m) = &expect.requests {
         out.extend(check_requests(m, ctx.record_file, ctx.vars, ctx.schemas));
     }
     for m in &expect.tool_executions {
-        out.extend(check_tool_execution(m, &run, ctx.vars));
+        out.extend(check_tool_execution(m, run, ctx.vars));
     }
     for m in &expect.files {
         out.extend(check_file(m, ctx.vars, ctx.schemas));
@@ -247,108 +371,168 @@ fn pick<T>(items: &[T], nth: i64) -> Option<&T> {
     items.get(index)
 }
 
-/// Checks every run gets, whatever the scenario expects: metadata and journal against
-/// their schemas (and the journal's numbering), `--format json` output against its schema.
-fn always(ctx: &StepContext<'_>, run: &RunFiles<'_>) -> Vec<Mismatch> {
+/// Checks every run gets, whatever the scenario expects: the journal (envelope and
+/// numbering, then payloads), metadata.json (the fields the spec requires, then the whole
+/// schema), `--format json` output against its schema, `delta-sessions` output.
+fn always(ctx: &StepContext<'_>, run: &RunFiles<'_>) -> Vec<(RunnerCheck, Vec<Mismatch>)> {
     let mut out = Vec::new();
     let Some(command) = ctx.command else {
         return out;
     };
     if command.is_run() && ctx.run_dir.is_some() {
         let schema = |kind: &str| format!("matches {}", ctx.schemas.path_of(kind).display());
+        let (mut spec, mut fields, mut ours) = (Vec::new(), Vec::new(), Vec::new());
         match run.metadata() {
             Ok((text, _)) => {
                 match validate::validate_document(text, false, schemas::METADATA, ctx.schemas) {
-                    Ok(problems) => out.extend(problems.iter().map(|p| {
-                        Mismatch::new("metadata.json", schema(schemas::METADATA), p.to_string())
-                    })),
-                    Err(err) => out.push(Mismatch::new(
+                    Ok(problems) => {
+                        for p in problems {
+                            let top = p.pointer.split('/').nth(1).unwrap_or_default();
+                            let target =
+                                if p.pointer.is_empty() || SPEC_METADATA_FIELDS.contains(&top) {
+                                    &mut spec
+                                } else if EXTENSION_METADATA_FIELDS.contains(&top) {
+                                    &mut ours
+                                } else {
+                                    &mut fields
+                                };
+                            target.push(Mismatch::new(
+                                "metadata.json",
+                                schema(schemas::METADATA),
+                                p.to_string(),
+                            ));
+                        }
+                    }
+                    Err(err) => spec.push(Mismatch::new(
                         "metadata.json",
                         "can be validated",
                         err.to_string(),
                     )),
                 }
             }
-            Err(err) => out.push(Mismatch::new(
+            Err(err) => spec.push(Mismatch::new(
                 "metadata.json",
                 "exists and is JSON",
                 err.clone(),
             )),
         }
+        out.push((RunnerCheck::Metadata, spec));
+        out.push((RunnerCheck::MetadataFields, fields));
+        out.push((RunnerCheck::MetadataExtensions, ours));
+        let (mut envelope, mut payloads, mut ours) = (Vec::new(), Vec::new(), Vec::new());
         match run.journal() {
-            Ok(journal) => out.extend(journal.problems.iter().map(|p| {
-                Mismatch::new(
-                    "journal.jsonl",
-                    format!(
-                        "{} line by line, with seq 1, 2, 3 …",
-                        schema(schemas::JOURNAL_EVENT)
-                    ),
-                    p.to_string(),
-                )
-            })),
-            Err(err) => out.push(Mismatch::new("journal.jsonl", "exists", err.clone())),
+            Ok(journal) => {
+                for p in &journal.problems {
+                    let mut segments = p.pointer.split('/').skip(1);
+                    let target = match (segments.next(), segments.next()) {
+                        (Some("payload"), Some(field))
+                            if EXTENSION_PAYLOAD_FIELDS.contains(&field) =>
+                        {
+                            &mut ours
+                        }
+                        (Some("payload"), _) => &mut payloads,
+                        _ => &mut envelope,
+                    };
+                    target.push(Mismatch::new(
+                        "journal.jsonl",
+                        format!(
+                            "{} line by line, with seq 1, 2, 3 …",
+                            schema(schemas::JOURNAL_EVENT)
+                        ),
+                        p.to_string(),
+                    ));
+                }
+            }
+            Err(err) => envelope.push(Mismatch::new("journal.jsonl", "exists", err.clone())),
         }
+        out.push((RunnerCheck::Journal, envelope));
+        out.push((RunnerCheck::JournalPayloads, payloads));
+        out.push((RunnerCheck::JournalExtensions, ours));
     }
-    if command == Command::Sessions {
-        out.extend(check_sessions_output(ctx));
+    if command == Command::Sessions
+        && let Some(findings) = check_sessions_output(ctx)
+    {
+        out.extend(findings);
     }
     let kind = match command {
-        Command::Run | Command::Continue => Some(schemas::RUN_RESULT),
-        Command::ListRuns => Some(schemas::LIST_RUNS),
+        Command::Run | Command::Continue => Some((RunnerCheck::RunResult, schemas::RUN_RESULT)),
+        Command::ListRuns => Some((RunnerCheck::ListRunsJson, schemas::LIST_RUNS)),
         Command::ToolExpand | Command::Exec | Command::Sessions => None,
     };
-    if let Some(kind) = kind
+    if let Some((check, kind)) = kind
         && flag_value(ctx.words, &["--format"]) == Some("json")
         && !ctx.outcome.stdout.trim().is_empty()
     {
         let expected = format!("matches {}", ctx.schemas.path_of(kind).display());
-        match validate::validate_document(&ctx.outcome.stdout, false, kind, ctx.schemas) {
-            Ok(problems) => out.extend(
-                problems
-                    .iter()
-                    .map(|p| Mismatch::new("stdout (--format json)", &expected, p.to_string())),
-            ),
-            Err(err) => out.push(Mismatch::new(
+        let found = match validate::validate_document(&ctx.outcome.stdout, false, kind, ctx.schemas)
+        {
+            Ok(problems) => problems
+                .iter()
+                .map(|p| Mismatch::new("stdout (--format json)", &expected, p.to_string()))
+                .collect(),
+            Err(err) => vec![Mismatch::new(
                 "stdout (--format json)",
                 &expected,
                 err.to_string(),
-            )),
-        }
+            )],
+        };
+        out.push((check, found));
     }
     out
 }
 
-/// A sessions command prints exactly one JSON document, whatever happens (docs/sessions.md
-/// "Output"): its command's `sessions-{command}` document when it exits 0, else the
-/// `sessions-error` document. Help and version are the only plain-text outputs.
-fn check_sessions_output(ctx: &StepContext<'_>) -> Vec<Mismatch> {
+/// A sessions command prints exactly one JSON document, whatever happens (seed 000
+/// §2.3.2 shows JSON for every command): the spec check. Which document (this project's
+/// `sessions-{command}` schema when it exits 0, `sessions-error` otherwise, as
+/// docs/sessions.md decides) is the extension check. Help and version are plain text.
+fn check_sessions_output(ctx: &StepContext<'_>) -> Option<Vec<(RunnerCheck, Vec<Mismatch>)>> {
     let asks_for_text = ctx
         .words
         .iter()
         .any(|w| matches!(w.as_str(), "-h" | "--help" | "-V" | "--version"));
     if asks_for_text {
-        return Vec::new();
+        return None;
     }
+    let json = match serde_json::from_str::<Value>(&ctx.outcome.stdout) {
+        Ok(_) => Vec::new(),
+        Err(err) => vec![Mismatch::new(
+            "stdout (delta-sessions)",
+            "is one JSON document",
+            format!("{err}: {}", quote(&ctx.outcome.stdout)),
+        )],
+    };
     let kind = match (ctx.outcome.code, sessions_subcommand(ctx.words)) {
         (Some(0), Some(command)) => format!("sessions-{command}"),
-        (Some(0), None) => return Vec::new(),
+        (Some(0), None) => return Some(vec![(RunnerCheck::SessionsJson, json)]),
         (Some(_) | None, _) => "sessions-error".to_string(),
     };
     let expected = format!(
         "is one document matching {}",
         ctx.schemas.path_of(&kind).display()
     );
-    match validate::validate_document(&ctx.outcome.stdout, false, &kind, ctx.schemas) {
-        Ok(problems) => problems
-            .iter()
-            .map(|p| Mismatch::new("stdout (delta-sessions)", &expected, p.to_string()))
-            .collect(),
-        Err(err) => vec![Mismatch::new(
+    let schema = if json.is_empty() {
+        match validate::validate_document(&ctx.outcome.stdout, false, &kind, ctx.schemas) {
+            Ok(problems) => problems
+                .iter()
+                .map(|p| Mismatch::new("stdout (delta-sessions)", &expected, p.to_string()))
+                .collect(),
+            Err(err) => vec![Mismatch::new(
+                "stdout (delta-sessions)",
+                &expected,
+                err.to_string(),
+            )],
+        }
+    } else {
+        vec![Mismatch::new(
             "stdout (delta-sessions)",
             &expected,
-            err.to_string(),
-        )],
-    }
+            "not JSON (see sessions-json)",
+        )]
+    };
+    Some(vec![
+        (RunnerCheck::SessionsJson, json),
+        (RunnerCheck::SessionsSchema, schema),
+    ])
 }
 
 fn check_fields(

@@ -10,11 +10,14 @@
 //! ([`check`]), and reports ([`report`]). The runner never links the engine: it only runs
 //! the implementation's command line.
 
+pub mod adapter;
+pub mod baseline;
 pub mod check;
 pub mod exec;
 pub mod locate;
 pub mod locate_line;
 pub mod matcher;
+pub mod matrix;
 pub mod mock;
 pub mod reap;
 pub mod report;
@@ -24,3 +27,4 @@ pub mod schemas;
 pub mod suite;
 pub mod validate;
 pub mod vars;
+pub mod yaml_file;

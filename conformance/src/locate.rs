@@ -87,10 +87,14 @@ fn is_executable(path: &Path) -> bool {
 /// `dist/index.js` in `node dist/index.js`). Scenarios run in their own directories, where
 /// relative paths would no longer resolve; bare program names (`node`) stay for `PATH`.
 pub fn absolutize_command(words: &[String]) -> Vec<String> {
-    let cwd = std::env::current_dir().ok();
+    absolutize_command_in(words, std::env::current_dir().ok().as_deref())
+}
+
+/// [`absolutize_command`] relative to `base` (an adapter file's directory).
+pub fn absolutize_command_in(words: &[String], base: Option<&Path>) -> Vec<String> {
     words
         .iter()
-        .map(|word| match &cwd {
+        .map(|word| match base {
             Some(cwd)
                 if word.contains('/')
                     && !word.starts_with('-')

@@ -1,4 +1,4 @@
-//! The `delta-conformance` command line: `run`, `validate` and `list`. This is the one
+//! The `delta-conformance` command line: `run`, `matrix`, `validate` and `list`. This is the one
 //! place that prints and turns outcomes into exit codes (0 success, 1 failed scenarios or
 //! violations, 2 usage or setup errors).
 
@@ -11,9 +11,10 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use delta_conformance::report;
 use delta_conformance::runner::RunnerConfig;
+use delta_conformance::scenario::Level;
 use delta_conformance::schemas::{self, SchemaSet};
 use delta_conformance::suite::{self, Selection};
-use delta_conformance::{locate, scenario, validate};
+use delta_conformance::{adapter, baseline, locate, matrix, scenario, validate};
 
 /// Black-box conformance runner for Delta Engine implementations.
 ///
@@ -31,6 +32,9 @@ struct Cli {
 enum Cmd {
     /// Run scenarios against an implementation.
     Run(RunArgs),
+    /// Run the suite against several implementations and write the matrix (Markdown and
+    /// JSON): scenario × implementation, with levels, seed references and failures.
+    Matrix(MatrixArgs),
     /// Validate files (journals, metadata.json, RunResult JSON, agent.yaml …) against schemas/.
     Validate(ValidateArgs),
     /// List the scenarios with their tags and seed references.
@@ -52,14 +56,56 @@ struct Locations {
 #[derive(Debug, clap::Args)]
 struct RunArgs {
     /// The command that starts the implementation, split like a shell would
-    /// (e.g. "target/debug/delta" or "node dist/index.js").
+    /// (e.g. "target/debug/delta" or "node dist/index.js"). Required unless the adapter
+    /// names it.
     #[arg(long = "impl", value_name = "COMMAND")]
-    implementation: String,
+    implementation: Option<String>,
     /// The implementation's delta-sessions command, split like --impl, for `sessions`
-    /// steps and for agents whose tools run `delta-sessions`. Default: `delta-sessions`
-    /// beside the first file named in --impl, else on PATH.
+    /// steps and for agents whose tools run `delta-sessions`. Default: the adapter's, else
+    /// `delta-sessions` beside the first file named in --impl, else on PATH.
     #[arg(long, value_name = "COMMAND")]
     impl_sessions: Option<String>,
+    /// An adapter file: how the implementation spells commands (`tool-expand:
+    /// ["tool:expand"]`), its command and its sessions program (docs/conformance.md).
+    #[arg(long, value_name = "FILE")]
+    adapter: Option<PathBuf>,
+    /// A baseline file of checks expected to fail, each with its reason: the run then
+    /// fails only on a regression or an unexpected pass.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, clap::Args)]
+struct MatrixArgs {
+    /// An implementation: NAME=COMMAND (repeatable; in the matrix's column order).
+    /// `NAME=` with an empty command takes the command from the adapter.
+    #[arg(long = "impl", value_name = "NAME=COMMAND", required = true)]
+    implementations: Vec<String>,
+    /// NAME=COMMAND: the sessions command of implementation NAME (repeatable).
+    #[arg(long, value_name = "NAME=COMMAND")]
+    impl_sessions: Vec<String>,
+    /// NAME=FILE: the adapter of implementation NAME (repeatable).
+    #[arg(long, value_name = "NAME=FILE")]
+    adapter: Vec<String>,
+    /// NAME=FILE: the baseline of implementation NAME, whose reasons are printed beside
+    /// its failures as the verdicts (repeatable).
+    #[arg(long, value_name = "NAME=FILE")]
+    baseline: Vec<String>,
+    /// The Markdown file to write; the JSON goes beside it (`.json`).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: PathBuf,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, clap::Args)]
+struct Common {
+    /// Only checks at this level or a stricter one: `spec` runs only what a seed
+    /// demands. Default: every level, reported apart.
+    #[arg(long, value_enum)]
+    level: Option<LevelArg>,
     /// Run only scenarios with this tag (repeatable: any of them).
     #[arg(long, value_name = "TAG")]
     tag: Vec<String>,
@@ -75,6 +121,9 @@ struct RunArgs {
     /// Report format on stdout (with json and junit, progress goes to stderr).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Print only the summary (no line per scenario).
+    #[arg(long, short)]
+    quiet: bool,
     /// Keep every scenario's directory (failures show where).
     #[arg(long)]
     keep: bool,
@@ -90,6 +139,26 @@ struct RunArgs {
     pass_env: Vec<String>,
     #[command(flatten)]
     locations: Locations,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LevelArg {
+    /// What a seed section requires.
+    Spec,
+    /// ... and what a seed recommends or shows as its example.
+    Recommended,
+    /// ... and this project's own choices (everything).
+    Extension,
+}
+
+impl From<LevelArg> for Level {
+    fn from(level: LevelArg) -> Self {
+        match level {
+            LevelArg::Spec => Level::Spec,
+            LevelArg::Recommended => Level::Recommended,
+            LevelArg::Extension => Level::Extension,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -154,6 +223,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Cmd::Run(args) => run(args),
+        Cmd::Matrix(args) => matrix(args),
         Cmd::Validate(args) => validate_files(&args),
         Cmd::List(args) => list(&args),
     };
@@ -246,15 +316,62 @@ fn command_words(flag: &str, line: &str) -> Result<Vec<String>, Fatal> {
     Ok(locate::absolutize_command(&words))
 }
 
-fn run(args: RunArgs) -> Result<u8, Fatal> {
-    let implementation = command_words("--impl", &args.implementation)?;
-    // Not finding one is no error: the scenarios that need it are skipped, saying why.
-    let sessions = match &args.impl_sessions {
-        Some(line) => Some(command_words("--impl-sessions", line)?),
-        None => locate::beside_implementation(&implementation, scenario::SESSIONS_PROGRAM)
-            .map(|path| vec![path.to_string_lossy().into_owned()]),
+/// One implementation to run: its name, command, sessions command and adapter.
+struct Target {
+    implementation: Vec<String>,
+    sessions: Option<Vec<String>>,
+    commands: adapter::Commands,
+}
+
+fn target(
+    implementation: Option<&str>,
+    sessions: Option<&str>,
+    adapter_file: Option<&Path>,
+) -> Result<Target, Fatal> {
+    let adapter = match adapter_file {
+        Some(file) => adapter::load(file).map_err(|e| {
+            Fatal::new(
+                e.to_string(),
+                "see docs/conformance.md (adapters) and schemas/conformance-adapter.schema.json",
+            )
+        })?,
+        None => adapter::Loaded::default(),
     };
-    let schemas = schema_set(args.locations.schemas.as_deref())?;
+    let implementation = match implementation.filter(|line| !line.trim().is_empty()) {
+        Some(line) => command_words("--impl", line)?,
+        None => adapter.implementation.clone().ok_or_else(|| {
+            Fatal::new(
+                "no implementation: give --impl COMMAND, or an adapter with `impl:`",
+                "e.g. --impl target/debug/delta",
+            )
+        })?,
+    };
+    // Not finding one is no error: the scenarios that need it are reported not run.
+    let sessions = match sessions {
+        Some(line) => Some(command_words("--impl-sessions", line)?),
+        None => adapter.sessions.clone().or_else(|| {
+            locate::beside_implementation(&implementation, scenario::SESSIONS_PROGRAM)
+                .map(|path| vec![path.to_string_lossy().into_owned()])
+        }),
+    };
+    Ok(Target {
+        implementation,
+        sessions,
+        commands: adapter.commands,
+    })
+}
+
+/// What every run of the suite shares: schemas, scenarios, mock-llm, limits.
+struct Prepared {
+    fixtures: PathBuf,
+    selected: Vec<delta_conformance::scenario::LoadedScenario>,
+    schemas: Arc<SchemaSet>,
+    mock_llm: PathBuf,
+    jobs: usize,
+}
+
+fn prepare(common: &Common) -> Result<Prepared, Fatal> {
+    let schemas = schema_set(common.locations.schemas.as_deref())?;
     schemas.require(schemas::RUNNER_KINDS).map_err(|e| {
         Fatal::new(
             e.to_string(),
@@ -262,12 +379,13 @@ fn run(args: RunArgs) -> Result<u8, Fatal> {
         )
     })?;
     let selection = Selection {
-        tags: args.tag.clone(),
-        exclude_tags: args.exclude_tag.clone(),
-        filter: args.filter.clone(),
+        tags: common.tag.clone(),
+        exclude_tags: common.exclude_tag.clone(),
+        filter: common.filter.clone(),
+        level: common.level.map(Level::from),
     };
-    let (fixtures, selected) = load_selected(&args.locations, &schemas, &selection)?;
-    let mock_llm = match &args.mock_llm {
+    let (fixtures, selected) = load_selected(&common.locations, &schemas, &selection)?;
+    let mock_llm = match &common.mock_llm {
         Some(path) => path.clone(),
         None => locate::sibling_or_on_path("mock-llm").ok_or_else(|| {
             Fatal::new(
@@ -276,18 +394,35 @@ fn run(args: RunArgs) -> Result<u8, Fatal> {
             )
         })?,
     };
-    let jobs = args
+    let jobs = common
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
-    let config = RunnerConfig {
-        implementation,
-        sessions,
-        mock_llm,
+    Ok(Prepared {
         fixtures,
+        selected,
         schemas: Arc::new(schemas),
-        step_timeout: Duration::from_secs(args.timeout_secs),
-        keep: args.keep,
-        pass_env: args.pass_env.clone(),
+        mock_llm,
+        jobs,
+    })
+}
+
+fn run_suite(
+    prepared: &Prepared,
+    common: &Common,
+    target: Target,
+    on_result: impl FnMut(&report::ScenarioResult),
+) -> Result<report::Report, Fatal> {
+    let config = RunnerConfig {
+        implementation: target.implementation,
+        sessions: target.sessions,
+        mock_llm: prepared.mock_llm.clone(),
+        fixtures: prepared.fixtures.clone(),
+        schemas: Arc::clone(&prepared.schemas),
+        step_timeout: Duration::from_secs(common.timeout_secs),
+        keep: common.keep,
+        pass_env: common.pass_env.clone(),
+        level: common.level.map(Level::from),
+        commands: target.commands,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -298,20 +433,143 @@ fn run(args: RunArgs) -> Result<u8, Fatal> {
                 "check the system's limits",
             )
         })?;
-    let format = args.format;
-    let report = runtime.block_on(suite::run(selected, config, jobs, |result| {
+    Ok(runtime.block_on(suite::run(
+        prepared.selected.clone(),
+        config,
+        prepared.jobs,
+        on_result,
+    )))
+}
+
+fn load_baseline(file: &Path) -> Result<baseline::Baseline, Fatal> {
+    baseline::load(file).map_err(|e| {
+        Fatal::new(
+            e.to_string(),
+            "see docs/conformance.md (baselines) and schemas/conformance-baseline.schema.json",
+        )
+    })
+}
+
+fn run(args: RunArgs) -> Result<u8, Fatal> {
+    let target = target(
+        args.implementation.as_deref(),
+        args.impl_sessions.as_deref(),
+        args.adapter.as_deref(),
+    )?;
+    let baseline = args.baseline.as_deref().map(load_baseline).transpose()?;
+    let prepared = prepare(&args.common)?;
+    let format = args.common.format;
+    let quiet = args.common.quiet;
+    let report = run_suite(&prepared, &args.common, target, |result| {
+        if quiet {
+            return;
+        }
         let line = report::live_line(result);
         match format {
             Format::Text => out(&line),
             Format::Json | Format::Junit => err(&line),
         }
-    }));
+    })?;
+    let verdict = baseline.as_ref().map(|b| baseline::judge(&report, b));
     match format {
         Format::Text => out(&report::summary(&report)),
         Format::Json => out(&report::json(&report)),
         Format::Junit => out(&report::junit(&report)),
     }
-    Ok(if report.all_passed() { 0 } else { EXIT_FAILED })
+    let ok = match &verdict {
+        Some(verdict) => {
+            let text = verdict.render();
+            match format {
+                Format::Text => out(&text),
+                Format::Json | Format::Junit => err(&text),
+            }
+            verdict.ok()
+        }
+        None => report.all_passed(),
+    };
+    Ok(if ok { 0 } else { EXIT_FAILED })
+}
+
+/// `NAME=VALUE` options of `matrix`, by name.
+fn named_options(flag: &str, values: &[String]) -> Result<Vec<(String, String)>, Fatal> {
+    values
+        .iter()
+        .map(|value| {
+            value
+                .split_once('=')
+                .filter(|(name, _)| !name.is_empty())
+                .map(|(name, rest)| (name.to_string(), rest.to_string()))
+                .ok_or_else(|| {
+                    Fatal::new(
+                        format!("{flag} {value:?}: expected NAME=VALUE"),
+                        format!("e.g. {flag} rust=target/debug/delta"),
+                    )
+                })
+        })
+        .collect()
+}
+
+fn matrix(args: MatrixArgs) -> Result<u8, Fatal> {
+    let implementations = named_options("--impl", &args.implementations)?;
+    let sessions = named_options("--impl-sessions", &args.impl_sessions)?;
+    let adapters = named_options("--adapter", &args.adapter)?;
+    let baselines = named_options("--baseline", &args.baseline)?;
+    let known = |name: &str| implementations.iter().any(|(n, _)| n == name);
+    for (flag, list) in [
+        ("--impl-sessions", &sessions),
+        ("--adapter", &adapters),
+        ("--baseline", &baselines),
+    ] {
+        if let Some((name, _)) = list.iter().find(|(name, _)| !known(name)) {
+            return Err(Fatal::new(
+                format!("{flag} names {name:?}, which no --impl NAME=… defines"),
+                "use the NAME of an --impl",
+            ));
+        }
+    }
+    let prepared = prepare(&args.common)?;
+    let lookup = |list: &[(String, String)], name: &str| {
+        list.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+    };
+    let mut columns = Vec::new();
+    for (name, command) in &implementations {
+        let adapter_file = lookup(&adapters, name).map(PathBuf::from);
+        let target = target(
+            Some(command.as_str()),
+            lookup(&sessions, name).as_deref(),
+            adapter_file.as_deref(),
+        )?;
+        let baseline = lookup(&baselines, name)
+            .map(|file| load_baseline(Path::new(&file)))
+            .transpose()?;
+        err(&format!("matrix: running the suite against {name}\n"));
+        let report = run_suite(&prepared, &args.common, target, |_| {})?;
+        err(&report::summary(&report));
+        columns.push(matrix::Column {
+            name: name.clone(),
+            report,
+            baseline,
+        });
+    }
+    let scenarios: Vec<&delta_conformance::scenario::Scenario> =
+        prepared.selected.iter().map(|l| &l.scenario).collect();
+    let markdown = matrix::markdown(&scenarios, &columns);
+    let json = matrix::json(&scenarios, &columns);
+    let json_path = args.output.with_extension("json");
+    for (path, text) in [(&args.output, markdown), (&json_path, json)] {
+        std::fs::write(path, text).map_err(|e| {
+            Fatal::new(
+                format!("cannot write {}: {e}", path.display()),
+                "check that its directory exists and is writable",
+            )
+        })?;
+    }
+    out(&format!(
+        "wrote {} and {}\n",
+        args.output.display(),
+        json_path.display()
+    ));
+    Ok(0)
 }
 
 fn validate_files(args: &ValidateArgs) -> Result<u8, Fatal> {
@@ -384,6 +642,7 @@ fn list(args: &ListArgs) -> Result<u8, Fatal> {
         tags: args.tag.clone(),
         exclude_tags: args.exclude_tag.clone(),
         filter: args.filter.clone(),
+        level: None,
     };
     let (_, selected) = load_selected(&args.locations, &schemas, &selection)?;
     let width = selected
@@ -396,8 +655,9 @@ fn list(args: &ListArgs) -> Result<u8, Fatal> {
         let s = &loaded.scenario;
         let skip = if s.skip.is_some() { "  (skipped)" } else { "" };
         text.push_str(&format!(
-            "{:width$}  [{}]  {}{skip}\n",
+            "{:width$}  {:11}  [{}]  {}{skip}\n",
             s.name,
+            s.level().name(),
             s.tags.join(", "),
             s.seed.as_deref().unwrap_or("-"),
         ));

@@ -109,6 +109,9 @@ pub struct ValueMatch {
     /// A string value containing this text, or an array with this string as an element.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contains: Option<String>,
+    /// A string value not containing this text (a value that is no string fails).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_contains: Option<String>,
     /// A number at least this large.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<f64>,
@@ -219,15 +222,21 @@ impl ExitMatch {
 impl TextMatch {
     /// Every check that fails on `text`; `what` names the text in messages. `schemas`
     /// serves the `schema` check.
+    ///
+    /// One rule for line ends: a single trailing newline is not significant, for the
+    /// observed text and the expected one alike (`equals`, `regex`, `empty`), so that
+    /// `printf x` and `echo x` output match the same expectation.
     pub fn check(&self, what: &str, text: &str, vars: &Vars, schemas: &SchemaSet) -> Vec<Mismatch> {
         let mut out = Vec::new();
+        let full = text;
+        let text = without_final_newline(full);
         if let Some(equals) = &self.equals {
             let expected = vars.expand(equals);
-            if text != expected {
+            if text != without_final_newline(&expected) {
                 out.push(Mismatch::new(
                     what,
                     format!("equals {}", quote(&expected)),
-                    quote(text),
+                    quote(full),
                 ));
             }
         }
@@ -258,7 +267,7 @@ impl TextMatch {
             && empty != text.is_empty()
         {
             let check = if empty { "is empty" } else { "is not empty" };
-            out.push(Mismatch::new(what, check, quote(text)));
+            out.push(Mismatch::new(what, check, quote(full)));
         }
         if let Some(pointers) = &self.json {
             match serde_json::from_str::<Value>(text) {
@@ -301,6 +310,11 @@ impl TextMatch {
         }
         all
     }
+}
+
+/// `text` without one final `\n` (the one rule for line ends of text checks).
+pub fn without_final_newline(text: &str) -> &str {
+    text.strip_suffix('\n').unwrap_or(text)
 }
 
 impl ValueMatch {
@@ -372,6 +386,16 @@ impl ValueMatch {
                 out.push(Mismatch::new(
                     &at,
                     format!("contains {}", quote(&needle)),
+                    show(value),
+                ));
+            }
+        }
+        if let Some(needle) = &self.not_contains {
+            let needle = vars.expand(needle);
+            if value.as_str().is_none_or(|text| text.contains(&needle)) {
+                out.push(Mismatch::new(
+                    &at,
+                    format!("is a string without {}", quote(&needle)),
                     show(value),
                 ));
             }

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::scenario::Level;
+
 /// How a scenario ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -15,8 +17,12 @@ pub enum Status {
     Pass,
     /// At least one did not, or the scenario could not be set up.
     Fail,
-    /// Not run (the reason says why).
+    /// Skipped by the scenario itself or for a missing program (the reason says why).
     Skip,
+    /// Not run because the runner lacks a capability of the implementation (`no
+    /// --impl-sessions`); never a pass.
+    #[serde(rename = "NOT_RUN")]
+    NotRun,
 }
 
 impl Status {
@@ -26,8 +32,42 @@ impl Status {
             Self::Pass => "PASS",
             Self::Fail => "FAIL",
             Self::Skip => "SKIP",
+            Self::NotRun => "NOT RUN",
         }
     }
+}
+
+/// How one check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    /// It held.
+    Pass,
+    /// It did not.
+    Fail,
+    /// Not evaluated: a check it depends on failed or was blocked.
+    Blocked,
+}
+
+/// One check of a scenario: a step's `expect`, a named check, or a check the runner adds
+/// (schemas, canaries).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckResult {
+    /// `step-2`, `step-2/NAME`, `step-2/journal`, `canaries` …
+    pub id: String,
+    /// `spec`, `recommended` or `extension`.
+    pub level: Level,
+    /// The seed section or `decisions.md: SECTION`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// How it ended.
+    pub status: CheckStatus,
+    /// The check that blocked it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<String>,
+    /// What failed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<Failure>,
 }
 
 /// One failed expectation.
@@ -58,13 +98,35 @@ pub struct ScenarioResult {
     /// Why it was skipped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// What failed (empty unless FAIL).
+    /// Every check, in the order the scenario runs them.
+    pub checks: Vec<CheckResult>,
+    /// What failed (empty unless FAIL), every failed check's failures in order.
     pub failures: Vec<Failure>,
     /// Wall time.
     pub duration_ms: u64,
     /// The scenario's directory, when kept (`--keep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dir: Option<PathBuf>,
+}
+
+impl ScenarioResult {
+    /// Drops checks looser than `level` (when given), then sets the status from the
+    /// checks and collects their failures.
+    pub fn finish(&mut self, level: Option<Level>) {
+        if let Some(level) = level {
+            self.checks.retain(|c| c.level <= level);
+        }
+        self.failures = self
+            .checks
+            .iter()
+            .flat_map(|c| c.failures.iter().cloned())
+            .collect();
+        self.status = if self.checks.iter().all(|c| c.status == CheckStatus::Pass) {
+            Status::Pass
+        } else {
+            Status::Fail
+        };
+    }
 }
 
 /// Counts of one tag (or of everything).
@@ -76,6 +138,23 @@ pub struct Counts {
     pub failed: usize,
     /// Scenarios skipped.
     pub skipped: usize,
+    /// Scenarios not run for a missing capability (`--impl-sessions`).
+    pub not_run: usize,
+}
+
+/// The checks of one level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct LevelCounts {
+    /// Checks that held.
+    pub passed: usize,
+    /// Checks that did not.
+    pub failed: usize,
+    /// Checks not evaluated because one they depend on failed.
+    pub blocked: usize,
+    /// Scenarios with checks at this level, all of which held.
+    pub scenarios_passed: usize,
+    /// Scenarios with checks at this level, not all of which held.
+    pub scenarios_failed: usize,
 }
 
 impl Counts {
@@ -84,12 +163,13 @@ impl Counts {
             Status::Pass => self.passed += 1,
             Status::Fail => self.failed += 1,
             Status::Skip => self.skipped += 1,
+            Status::NotRun => self.not_run += 1,
         }
     }
 
     /// All scenarios counted.
     pub fn total(&self) -> usize {
-        self.passed + self.failed + self.skipped
+        self.passed + self.failed + self.skipped + self.not_run
     }
 }
 
@@ -104,6 +184,8 @@ pub struct Report {
     pub total: Counts,
     /// Per tag.
     pub by_tag: BTreeMap<String, Counts>,
+    /// Checks per level (`spec`, `recommended`, `extension`).
+    pub by_level: BTreeMap<Level, LevelCounts>,
     /// Wall time of the whole run.
     pub duration_ms: u64,
 }
@@ -118,10 +200,31 @@ impl Report {
         scenarios.sort_by(|a, b| a.name.cmp(&b.name));
         let mut total = Counts::default();
         let mut by_tag: BTreeMap<String, Counts> = BTreeMap::new();
+        let mut by_level: BTreeMap<Level, LevelCounts> = BTreeMap::new();
         for result in &scenarios {
             total.add(result.status);
             for tag in &result.tags {
                 by_tag.entry(tag.clone()).or_default().add(result.status);
+            }
+            for level in Level::ALL {
+                let checks: Vec<&CheckResult> =
+                    result.checks.iter().filter(|c| c.level == level).collect();
+                if checks.is_empty() {
+                    continue;
+                }
+                let counts = by_level.entry(level).or_default();
+                for check in &checks {
+                    match check.status {
+                        CheckStatus::Pass => counts.passed += 1,
+                        CheckStatus::Fail => counts.failed += 1,
+                        CheckStatus::Blocked => counts.blocked += 1,
+                    }
+                }
+                if checks.iter().all(|c| c.status == CheckStatus::Pass) {
+                    counts.scenarios_passed += 1;
+                } else {
+                    counts.scenarios_failed += 1;
+                }
             }
         }
         Self {
@@ -129,17 +232,18 @@ impl Report {
             scenarios,
             total,
             by_tag,
+            by_level,
             duration_ms,
         }
     }
 
     /// Whether every selected scenario passed (skips are not passes).
     pub fn all_passed(&self) -> bool {
-        self.total.failed == 0 && self.total.skipped == 0
+        self.total.failed == 0 && self.total.skipped == 0 && self.total.not_run == 0
     }
 }
 
-/// The live line of one scenario, with its failures below it.
+/// The live line of one scenario, with its failed and blocked checks below it.
 pub fn live_line(result: &ScenarioResult) -> String {
     let mut out = format!(
         "{}  {}{} ({:.2}s)",
@@ -156,10 +260,35 @@ pub fn live_line(result: &ScenarioResult) -> String {
         let _ = write!(out, ": {reason}");
     }
     out.push('\n');
-    for failure in &result.failures {
-        let step = failure.step.as_deref().unwrap_or("scenario");
-        let _ = writeln!(out, "      {step}: expected {}", failure.expected);
-        let _ = writeln!(out, "        observed: {}", failure.observed);
+    for check in &result.checks {
+        let head = format!(
+            "      {} [{}{}]",
+            check.id,
+            check.level.name(),
+            check
+                .reference
+                .as_ref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        );
+        match check.status {
+            CheckStatus::Pass => {}
+            CheckStatus::Blocked => {
+                let _ = writeln!(
+                    out,
+                    "{head} blocked by {}",
+                    check.blocked_by.as_deref().unwrap_or("?")
+                );
+            }
+            CheckStatus::Fail => {
+                let _ = writeln!(out, "{head}");
+                for failure in &check.failures {
+                    let step = failure.step.as_deref().unwrap_or("scenario");
+                    let _ = writeln!(out, "        {step}: expected {}", failure.expected);
+                    let _ = writeln!(out, "          observed: {}", failure.observed);
+                }
+            }
+        }
     }
     if result.status == Status::Fail
         && let Some(dir) = &result.dir
@@ -179,8 +308,8 @@ pub fn summary(report: &Report) -> String {
         .max()
         .unwrap_or(5);
     let mut out = format!(
-        "\n{:width$}  {:>4}  {:>4}  {:>4}\n",
-        "tag", "pass", "fail", "skip"
+        "\n{:width$}  {:>4}  {:>4}  {:>4}  {:>7}\n",
+        "tag", "pass", "fail", "skip", "not run"
     );
     let rows = report
         .by_tag
@@ -190,8 +319,25 @@ pub fn summary(report: &Report) -> String {
     for (tag, c) in rows {
         let _ = writeln!(
             out,
-            "{tag:width$}  {:>4}  {:>4}  {:>4}",
-            c.passed, c.failed, c.skipped
+            "{tag:width$}  {:>4}  {:>4}  {:>4}  {:>7}",
+            c.passed, c.failed, c.skipped, c.not_run
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{:11}  {:>6}  {:>6}  {:>7}  {:>9}",
+        "level", "checks", "failed", "blocked", "scenarios"
+    );
+    for (level, c) in &report.by_level {
+        let _ = writeln!(
+            out,
+            "{:11}  {:>6}  {:>6}  {:>7}  {:>4}/{:<4}",
+            level.name(),
+            c.passed + c.failed + c.blocked,
+            c.failed,
+            c.blocked,
+            c.scenarios_passed,
+            c.scenarios_passed + c.scenarios_failed
         );
     }
     let failed: Vec<&str> = report
@@ -202,11 +348,12 @@ pub fn summary(report: &Report) -> String {
         .collect();
     let _ = writeln!(
         out,
-        "\n{} scenario(s): {} passed, {} failed, {} skipped in {:.1}s",
+        "\n{} scenario(s): {} passed, {} failed, {} skipped, {} not run in {:.1}s",
         report.total.total(),
         report.total.passed,
         report.total.failed,
         report.total.skipped,
+        report.total.not_run,
         report.duration_ms as f64 / 1000.0
     );
     if !failed.is_empty() {
@@ -230,7 +377,7 @@ pub fn junit(report: &Report) -> String {
         "<testsuites name=\"delta-conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{}\">",
         report.total.total(),
         report.total.failed,
-        report.total.skipped,
+        report.total.skipped + report.total.not_run,
         seconds(report.duration_ms)
     );
     let _ = writeln!(
@@ -238,7 +385,7 @@ pub fn junit(report: &Report) -> String {
         "  <testsuite name=\"delta-conformance\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">",
         report.total.total(),
         report.total.failed,
-        report.total.skipped,
+        report.total.skipped + report.total.not_run,
         seconds(report.duration_ms)
     );
     for result in &report.scenarios {
@@ -252,7 +399,7 @@ pub fn junit(report: &Report) -> String {
         );
         match result.status {
             Status::Pass => out.push_str("/>\n"),
-            Status::Skip => {
+            Status::Skip | Status::NotRun => {
                 let _ = writeln!(
                     out,
                     ">\n      <skipped message=\"{}\"/>\n    </testcase>",
@@ -274,6 +421,11 @@ pub fn junit(report: &Report) -> String {
                         f.expected,
                         f.observed
                     );
+                }
+                for check in &result.checks {
+                    if let Some(blocker) = &check.blocked_by {
+                        let _ = writeln!(body, "{}: blocked by {blocker}", check.id);
+                    }
                 }
                 if let Some(dir) = &result.dir {
                     let _ = writeln!(body, "kept: {}", dir.display());
@@ -314,6 +466,31 @@ mod tests {
     use super::*;
 
     fn result(name: &str, status: Status, tags: &[&str]) -> ScenarioResult {
+        let failures = if status == Status::Fail {
+            vec![Failure {
+                step: Some("step 1 (run)".into()),
+                expected: "exit code is 0".into(),
+                observed: "1 <\u{1}>".into(),
+            }]
+        } else {
+            Vec::new()
+        };
+        let check = |id: &str, status: CheckStatus, failures: Vec<Failure>| CheckResult {
+            id: id.into(),
+            level: Level::Spec,
+            reference: Some("002 §4.3".into()),
+            status,
+            blocked_by: (status == CheckStatus::Blocked).then(|| "step-1".to_string()),
+            failures,
+        };
+        let checks = match status {
+            Status::Fail => vec![
+                check("step-1", CheckStatus::Fail, failures.clone()),
+                check("step-2", CheckStatus::Blocked, Vec::new()),
+            ],
+            Status::Pass => vec![check("step-1", CheckStatus::Pass, Vec::new())],
+            Status::Skip | Status::NotRun => Vec::new(),
+        };
         ScenarioResult {
             name: name.into(),
             file: PathBuf::from(format!("{name}.yaml")),
@@ -321,15 +498,8 @@ mod tests {
             seed: None,
             status,
             reason: (status == Status::Skip).then(|| "no node".to_string()),
-            failures: if status == Status::Fail {
-                vec![Failure {
-                    step: Some("step 1 (run)".into()),
-                    expected: "exit code is 0".into(),
-                    observed: "1 <\u{1}>".into(),
-                }]
-            } else {
-                Vec::new()
-            },
+            checks,
+            failures,
             duration_ms: 1500,
             dir: None,
         }
@@ -362,7 +532,8 @@ mod tests {
             Counts {
                 passed: 1,
                 failed: 1,
-                skipped: 0
+                skipped: 0,
+                not_run: 0
             }
         );
         assert_eq!(
@@ -370,12 +541,26 @@ mod tests {
             Counts {
                 passed: 1,
                 failed: 0,
-                skipped: 1
+                skipped: 1,
+                not_run: 0
             }
         );
         assert!(!r.all_passed());
         let text = summary(&r);
-        assert!(text.contains("\ncore       1     1     0\n"), "{text}");
+        assert!(
+            text.contains("\ncore       1     1     0        0\n"),
+            "{text}"
+        );
+        assert_eq!(
+            r.by_level[&Level::Spec],
+            LevelCounts {
+                passed: 1,
+                failed: 1,
+                blocked: 1,
+                scenarios_passed: 1,
+                scenarios_failed: 1
+            }
+        );
         assert!(text.contains("failed: b"), "{text}");
     }
 
@@ -384,7 +569,7 @@ mod tests {
         let line = live_line(&result("b", Status::Fail, &[]));
         assert_eq!(
             line,
-            "FAIL  b (1.50s)\n      step 1 (run): expected exit code is 0\n        observed: 1 <\u{1}>\n"
+            "FAIL  b (1.50s)\n      step-1 [spec: 002 §4.3]\n        step 1 (run): expected exit code is 0\n          observed: 1 <\u{1}>\n      step-2 [spec: 002 §4.3] blocked by step-1\n"
         );
         assert_eq!(
             live_line(&result("c", Status::Skip, &[])),
@@ -403,6 +588,7 @@ mod tests {
         ));
         assert!(xml.contains("<skipped message=\"no node\"/>"));
         assert!(xml.contains("observed: 1 &lt;\u{FFFD}&gt;"), "{xml}");
+        assert!(xml.contains("step-2: blocked by step-1"), "{xml}");
     }
 
     #[test]

@@ -2,6 +2,9 @@
 //! canaries, then its steps in order (stopping at the first failing step), then the
 //! canaries; and, for a scenario that uses the sessions implementation, that
 //! implementation on PATH and its sessions ended afterwards.
+//!
+//! Every check is reported: after a failed check the later steps still run, except those
+//! that declare `depends_on` a check that failed, which are reported `blocked by` it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,14 +12,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::check::{self, StepContext, flag_value};
+use crate::check::{self, StepContext, StepFindings, flag_value};
 use crate::exec::{self, Invocation, PlannedSignal};
 use crate::matcher::Mismatch;
 use crate::mock::{self, MockLlm};
 use crate::reap;
-use crate::report::{Failure, ScenarioResult, Status};
+use crate::report::{CheckResult, CheckStatus, Failure, ScenarioResult, Status};
 use crate::scenario::{
-    Action, CanaryState, Command, LlmEndpoint, LoadedScenario, SESSIONS_PROGRAM, Scenario, Step,
+    Action, CanaryState, CheckInfo, Command, Level, LlmEndpoint, LoadedScenario, SESSIONS_PROGRAM,
+    Scenario, Step,
 };
 use crate::schemas::SchemaSet;
 use crate::vars::Vars;
@@ -45,6 +49,10 @@ pub struct RunnerConfig {
     pub keep: bool,
     /// Variables passed through from the runner's environment (besides `PATH`).
     pub pass_env: Vec<String>,
+    /// Report only checks at this level or stricter (`None`: every level).
+    pub level: Option<Level>,
+    /// The words each command of a scenario becomes (an adapter may respell them).
+    pub commands: crate::adapter::Commands,
 }
 
 /// Runs one scenario to its result; never panics on a bad scenario or implementation.
@@ -58,11 +66,25 @@ pub async fn run_scenario(loaded: &LoadedScenario, config: &RunnerConfig) -> Sce
         seed: scenario.seed.clone(),
         status: Status::Pass,
         reason: None,
+        checks: Vec::new(),
         failures: Vec::new(),
         duration_ms: 0,
         dir: None,
     };
-    if let Some(reason) = skip_reason(scenario, config) {
+    if let Some(reason) = &scenario.skip {
+        result.status = Status::Skip;
+        result.reason = Some(reason.clone());
+        return result;
+    }
+    if scenario.needs_sessions() && config.sessions.is_none() {
+        result.status = Status::NotRun;
+        result.reason = Some(format!(
+            "not run (no --impl-sessions): no {SESSIONS_PROGRAM} beside the --impl program or \
+             on PATH"
+        ));
+        return result;
+    }
+    if let Some(reason) = missing_program(scenario) {
         result.status = Status::Skip;
         result.reason = Some(reason);
         return result;
@@ -73,10 +95,11 @@ pub async fn run_scenario(loaded: &LoadedScenario, config: &RunnerConfig) -> Sce
     {
         Ok(temp) => temp,
         Err(err) => {
-            result.status = Status::Fail;
-            result
-                .failures
-                .push(setup_failure("a temporary directory", err.to_string()));
+            result.checks = vec![setup_check(
+                scenario,
+                setup_failure("a temporary directory", err.to_string()),
+            )];
+            result.finish(config.level);
             return result;
         }
     };
@@ -84,11 +107,8 @@ pub async fn run_scenario(loaded: &LoadedScenario, config: &RunnerConfig) -> Sce
         .path()
         .canonicalize()
         .unwrap_or_else(|_| temp.path().to_path_buf());
-    let failures = run_in(loaded, config, &root).await;
-    if !failures.is_empty() {
-        result.status = Status::Fail;
-        result.failures = failures;
-    }
+    result.checks = run_in(loaded, config, &root).await;
+    result.finish(config.level);
     if config.keep {
         result.dir = Some(temp.keep());
     }
@@ -96,22 +116,26 @@ pub async fn run_scenario(loaded: &LoadedScenario, config: &RunnerConfig) -> Sce
     result
 }
 
-fn skip_reason(scenario: &Scenario, config: &RunnerConfig) -> Option<String> {
-    if let Some(reason) = &scenario.skip {
-        return Some(reason.clone());
-    }
-    if scenario.needs_sessions() && config.sessions.is_none() {
-        return Some(format!(
-            "no {SESSIONS_PROGRAM} implementation: none beside the --impl program or on PATH; \
-             pass --impl-sessions COMMAND"
-        ));
-    }
+fn missing_program(scenario: &Scenario) -> Option<String> {
     scenario
         .requires
         .iter()
         .filter(|program| *program != SESSIONS_PROGRAM)
         .find(|program| crate::locate::on_path(program).is_none())
         .map(|program| format!("`{program}` is not on PATH"))
+}
+
+/// The `setup` check, failed: nothing of the scenario could run.
+fn setup_check(scenario: &Scenario, failure: Failure) -> CheckResult {
+    let info = scenario.runner_check("setup".to_string(), Level::Spec, "-");
+    CheckResult {
+        id: info.id,
+        level: info.level,
+        reference: None,
+        status: CheckStatus::Fail,
+        blocked_by: None,
+        failures: vec![failure],
+    }
 }
 
 fn setup_failure(what: &str, observed: String) -> Failure {
@@ -145,7 +169,33 @@ impl Dirs {
     }
 }
 
-async fn run_in(loaded: &LoadedScenario, config: &RunnerConfig, root: &Path) -> Vec<Failure> {
+async fn run_in(loaded: &LoadedScenario, config: &RunnerConfig, root: &Path) -> Vec<CheckResult> {
+    let scenario = &loaded.scenario;
+    let mut checks = match run_steps(loaded, config, root).await {
+        Ok(checks) => checks,
+        Err(failure) => vec![setup_check(scenario, failure)],
+    };
+    // The directory's name is random: reports name it `{tmp}` so that two runs of the
+    // suite give the same report, and the schemas `schemas/` so that it reads the same on
+    // any machine.
+    let shown = root.to_string_lossy().into_owned();
+    let schemas = format!("{}/", config.schemas.dir().display());
+    for failure in checks.iter_mut().flat_map(|c| c.failures.iter_mut()) {
+        for text in [&mut failure.expected, &mut failure.observed] {
+            *text = text.replace(&shown, "{tmp}");
+            if !config.schemas.dir().as_os_str().is_empty() {
+                *text = text.replace(&schemas, "schemas/");
+            }
+        }
+    }
+    checks
+}
+
+async fn run_steps(
+    loaded: &LoadedScenario,
+    config: &RunnerConfig,
+    root: &Path,
+) -> Result<Vec<CheckResult>, Failure> {
     let scenario = &loaded.scenario;
     let dirs = Dirs::new(root);
     let mut vars = Vars::default();
@@ -163,19 +213,14 @@ async fn run_in(loaded: &LoadedScenario, config: &RunnerConfig, root: &Path) -> 
 
     for dir in [&dirs.home, &dirs.tmp, &dirs.runner] {
         if let Err(err) = std::fs::create_dir_all(dir) {
-            return vec![setup_failure(
+            return Err(setup_failure(
                 &format!("create {}", dir.display()),
                 err.to_string(),
-            )];
+            ));
         }
     }
-    if let Err(failure) = prepare_agent(scenario, config, &dirs.agent) {
-        return vec![failure];
-    }
-    let mock = match start_llm(loaded, config, &dirs, &vars).await {
-        Ok(mock) => mock,
-        Err(failure) => return vec![failure],
-    };
+    prepare_agent(scenario, config, &dirs.agent)?;
+    let mock = start_llm(loaded, config, &dirs, &vars).await?;
     let base_url = match &mock {
         LlmServer::Mock(server) => server.base_url(),
         LlmServer::Unreachable(port) => format!("http://127.0.0.1:{port}/v1"),
@@ -187,7 +232,7 @@ async fn run_in(loaded: &LoadedScenario, config: &RunnerConfig, root: &Path) -> 
     };
     if let Err(failure) = write_setup(scenario, &dirs, &vars) {
         stop(mock).await;
-        return vec![failure];
+        return Err(failure);
     }
 
     let mut env = base_env(config, &dirs, &base_url);
@@ -200,10 +245,10 @@ async fn run_in(loaded: &LoadedScenario, config: &RunnerConfig, root: &Path) -> 
             Ok(bin) => prepend_path(&mut env, &bin),
             Err(err) => {
                 stop(mock).await;
-                return vec![setup_failure(
+                return Err(setup_failure(
                     &format!("put {SESSIONS_PROGRAM} on PATH"),
                     err.to_string(),
-                )];
+                ));
             }
         }
     }
@@ -213,29 +258,112 @@ async fn run_in(loaded: &LoadedScenario, config: &RunnerConfig, root: &Path) -> 
             .iter()
             .map(|(k, v)| (k.clone(), vars.expand(v))),
     );
-    let mut failures = Vec::new();
+    let mut checks: Vec<CheckResult> = Vec::new();
+    let mut first_blocked: Option<String> = None;
     for (index, step) in scenario.steps.iter().enumerate() {
-        let mismatches = run_step(step, config, &dirs, &env, record.as_deref(), &mut vars).await;
-        if !mismatches.is_empty() {
-            let label = step.label(index);
-            failures.extend(mismatches.into_iter().map(|m| Failure {
-                step: Some(label.clone()),
-                expected: m.expected,
-                observed: m.observed,
-            }));
-            break;
+        let label = step.label(index);
+        let main = scenario.step_check(index);
+        let named = scenario.named_checks(index);
+        let blocker = step.depends_on.iter().find(|dep| {
+            checks
+                .iter()
+                .any(|c| &c.id == *dep && c.status != CheckStatus::Pass)
+        });
+        if let Some(blocker) = blocker {
+            first_blocked.get_or_insert_with(|| main.id.clone());
+            for info in std::iter::once(main).chain(named.into_iter().map(|(info, _)| info)) {
+                checks.push(CheckResult {
+                    id: info.id,
+                    level: info.level,
+                    reference: info.reference,
+                    status: CheckStatus::Blocked,
+                    blocked_by: Some(blocker.clone()),
+                    failures: Vec::new(),
+                });
+            }
+            continue;
+        }
+        let expects: Vec<&crate::scenario::Expect> = named.iter().map(|(_, e)| *e).collect();
+        let findings = run_step(
+            step,
+            &expects,
+            config,
+            &dirs,
+            &env,
+            record.as_deref(),
+            &mut vars,
+        )
+        .await;
+        let step_id = main.id.clone();
+        let mut push = |info: CheckInfo, mismatches: Vec<Mismatch>| {
+            checks.push(checked(info, &label, mismatches));
+        };
+        push(main, findings.expect);
+        for ((info, _), mismatches) in named.into_iter().zip(findings.named) {
+            push(info, mismatches);
+        }
+        for (check, mismatches) in findings.runner {
+            let (level, seed) = check.level();
+            let info = scenario.runner_check(format!("{step_id}/{}", check.name()), level, seed);
+            push(info, mismatches);
         }
     }
     stop(mock).await;
     if let Some(sessions) = sessions {
         end_sessions(sessions, &dirs, &env).await;
-        failures.extend(reap_leftovers(&dirs).await);
+        let info = scenario.runner_check("teardown".to_string(), Level::Spec, "000 §2.3.2");
+        let left = reap_leftovers(&dirs).await;
+        checks.push(checked(info, "teardown", left.into_iter().collect()));
     }
-    // A damaged canary is worth reporting even after a failed step: it is the evidence of
-    // an injection. Whether one meant to be destroyed was is only known after every step.
-    let all_steps_ran = failures.is_empty();
-    failures.extend(check_canaries(scenario, &vars, all_steps_ran));
-    failures
+    if !scenario.canaries.is_empty() {
+        let level = scenario.level();
+        let info = scenario.runner_check("canaries".to_string(), level, "-");
+        let info = CheckInfo {
+            reference: scenario.seed.clone().or(info.reference),
+            ..info
+        };
+        // A damaged canary is worth reporting even after a failed step: it is the evidence
+        // of an injection. Whether one meant to be destroyed was is only known once every
+        // step has run.
+        let found = check_canaries(scenario, &vars, first_blocked.is_none());
+        let mut result = checked(info, "canaries", found);
+        if result.status == CheckStatus::Pass
+            && let Some(blocker) = first_blocked
+            && scenario
+                .canaries
+                .iter()
+                .any(|c| c.expect == CanaryState::Destroyed)
+        {
+            result.status = CheckStatus::Blocked;
+            result.blocked_by = Some(blocker);
+        }
+        checks.push(result);
+    }
+    Ok(checks)
+}
+
+/// A check that ran: passed without mismatches, else failed with them.
+fn checked(info: CheckInfo, label: &str, mismatches: Vec<Mismatch>) -> CheckResult {
+    let failures: Vec<Failure> = mismatches
+        .into_iter()
+        .map(|m| Failure {
+            step: Some(label.to_string()),
+            expected: m.expected,
+            observed: m.observed,
+        })
+        .collect();
+    CheckResult {
+        id: info.id,
+        level: info.level,
+        reference: info.reference,
+        status: if failures.is_empty() {
+            CheckStatus::Pass
+        } else {
+            CheckStatus::Fail
+        },
+        blocked_by: None,
+        failures,
+    }
 }
 
 /// What answers LLM requests.
@@ -379,7 +507,7 @@ fn canary_content(path: &Path) -> String {
     format!("delta-conformance canary: {}\n", path.display())
 }
 
-fn check_canaries(scenario: &Scenario, vars: &Vars, all_steps_ran: bool) -> Vec<Failure> {
+fn check_canaries(scenario: &Scenario, vars: &Vars, all_steps_ran: bool) -> Vec<Mismatch> {
     scenario
         .canaries
         .iter()
@@ -394,8 +522,7 @@ fn check_canaries(scenario: &Scenario, vars: &Vars, all_steps_ran: bool) -> Vec<
                 ),
                 CanaryState::Destroyed => (!path.exists(), "was destroyed"),
             };
-            (!holds).then(|| Failure {
-                step: None,
+            (!holds).then(|| Mismatch {
                 expected: format!("canary {} {expected}", path.display()),
                 observed: match content {
                     Some(text) => format!("present: {}", crate::matcher::quote(&text)),
@@ -489,7 +616,7 @@ const REAP_GRACE: Duration = Duration::from_secs(2);
 /// Once the sessions are ended nothing may be left running in the scenario's directory:
 /// what is (a session's interpreter or background job that `end` missed, or a session
 /// that could not be listed) is a failure of the scenario, and is killed.
-async fn reap_leftovers(dirs: &Dirs) -> Option<Failure> {
+async fn reap_leftovers(dirs: &Dirs) -> Option<Mismatch> {
     let deadline = Instant::now() + REAP_GRACE;
     let mut left = reap::inside(&dirs.root);
     while !left.is_empty() && Instant::now() < deadline {
@@ -500,8 +627,7 @@ async fn reap_leftovers(dirs: &Dirs) -> Option<Failure> {
         return None;
     }
     reap::kill_all(&left);
-    Some(Failure {
-        step: None,
+    Some(Mismatch {
         expected: format!(
             "no process is left running in {} once its sessions are ended",
             dirs.root.display()
@@ -544,26 +670,32 @@ fn base_env(config: &RunnerConfig, dirs: &Dirs, base_url: &str) -> Vec<(String, 
 
 async fn run_step(
     step: &Step,
+    named: &[&crate::scenario::Expect],
     config: &RunnerConfig,
     dirs: &Dirs,
     env: &[(String, String)],
     record: Option<&Path>,
     vars: &mut Vars,
-) -> Vec<Mismatch> {
+) -> StepFindings {
+    let unusable = |m: Mismatch| StepFindings {
+        runner: Vec::new(),
+        expect: vec![m.clone()],
+        named: named.iter().map(|_| vec![m.clone()]).collect(),
+    };
     let action = match step.action() {
         Ok(action) => action,
-        Err(err) => return vec![Mismatch::new("the step", "is valid", err)],
+        Err(err) => return unusable(Mismatch::new("the step", "is valid", err)),
     };
     let (command, words, program, args) = match action {
         Action::Impl(command, args) => {
             let words: Vec<String> = match args.words() {
                 Ok(words) => words.iter().map(|w| vars.expand(w)).collect(),
                 Err(err) => {
-                    return vec![Mismatch::new(
+                    return unusable(Mismatch::new(
                         "the step's arguments",
                         "split into words",
                         err,
-                    )];
+                    ));
                 }
             };
             let base = match command {
@@ -580,10 +712,10 @@ async fn run_step(
                 } else {
                     "the implementation"
                 };
-                return vec![Mismatch::new(what, "is a command", "none")];
+                return unusable(Mismatch::new(what, "is a command", "none"));
             };
             let mut all: Vec<String> = fixed.to_vec();
-            all.extend(command.prefix().iter().map(ToString::to_string));
+            all.extend(config.commands.prefix(command));
             all.extend(words.iter().cloned());
             (Some(command), words, program.clone(), all)
         }
@@ -657,17 +789,17 @@ async fn run_step(
         vars,
         timeout,
     };
-    let mut mismatches = check::check_step(&ctx, &step.expect);
+    let mut findings = check::check_step(&ctx, &step.expect, named);
     if let (Some(spec), Some(note)) = (&step.signal, &outcome.signal_note)
         && !note.ends_with("sent to the process group")
     {
-        mismatches.push(Mismatch::new(
+        findings.expect.push(Mismatch::new(
             &format!("{:?}", spec.signal),
             "is sent while the command runs",
             note.clone(),
         ));
     }
-    mismatches
+    findings
 }
 
 /// The run id of a `run`/`continue` step: `--run-id`, else `run_id` in JSON stdout, else

@@ -28,9 +28,19 @@ pub struct Scenario {
     /// Groups for `--tag` and the per-tag summary (`core`, `v1.7-security`, `output` …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    /// Where the spec requires the behaviour, e.g. `003 §10 Test 2.1`.
+    /// Where the spec requires the behaviour, e.g. `003 §10 Test 2.1` (required when a
+    /// check is at level `spec`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<String>,
+    /// The normative level of every check of the scenario, unless a step or check says
+    /// otherwise. Default: `spec`. A scenario whose setup relies on a choice the spec
+    /// leaves open is `extension` as a whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
+    /// For checks at level `extension`: the section of docs/decisions.md that makes the
+    /// choice, e.g. `Continuing runs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
     /// Why this scenario is skipped (reported as SKIP with this reason).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip: Option<String>,
@@ -74,12 +84,146 @@ pub struct Scenario {
 /// on the PATH of scenarios that need it.
 pub const SESSIONS_PROGRAM: &str = "delta-sessions";
 
+/// What a report says about one check before it runs: its id, level and reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckInfo {
+    /// `step-2`, `step-2/NAME`, or a runner check such as `step-2/journal`.
+    pub id: String,
+    /// Its level.
+    pub level: Level,
+    /// Its seed section (`spec`, `recommended`) or docs/decisions.md section
+    /// (`extension`), as `decisions.md: SECTION`.
+    pub reference: Option<String>,
+}
+
 impl Scenario {
+    /// The level of checks that say none.
+    pub fn level(&self) -> Level {
+        self.level.unwrap_or_default()
+    }
+
+    /// The id of step `index`'s check: its `id`, else `step-N` (N from 1).
+    pub fn step_id(&self, index: usize) -> String {
+        self.steps
+            .get(index)
+            .and_then(|s| s.id.clone())
+            .unwrap_or_else(|| format!("step-{}", index + 1))
+    }
+
+    fn info(
+        &self,
+        id: String,
+        layers: [(Option<Level>, Option<&String>, Option<&String>); 2],
+    ) -> CheckInfo {
+        let [inner, outer] = layers;
+        let level = inner.0.or(outer.0).unwrap_or_else(|| self.level());
+        let seed = inner.1.or(outer.1).or(self.seed.as_ref());
+        let decision = inner.2.or(outer.2).or(self.decision.as_ref());
+        let reference = match level {
+            Level::Extension => decision.map(|d| format!("decisions.md: {d}")),
+            Level::Spec | Level::Recommended => seed.cloned(),
+        };
+        CheckInfo {
+            id,
+            level,
+            reference,
+        }
+    }
+
+    /// The check of step `index`'s `expect`.
+    pub fn step_check(&self, index: usize) -> CheckInfo {
+        let step = &self.steps[index];
+        let own = (step.level, step.seed.as_ref(), step.decision.as_ref());
+        self.info(self.step_id(index), [own, (None, None, None)])
+    }
+
+    /// The named checks of step `index` (`checks:`), with their expectations.
+    pub fn named_checks(&self, index: usize) -> Vec<(CheckInfo, &Expect)> {
+        let step = &self.steps[index];
+        let own = (step.level, step.seed.as_ref(), step.decision.as_ref());
+        step.checks
+            .iter()
+            .map(|c| {
+                let id = format!("{}/{}", self.step_id(index), c.id);
+                let layer = (c.level, c.seed.as_ref(), c.decision.as_ref());
+                (self.info(id, [layer, own]), &c.expect)
+            })
+            .collect()
+    }
+
+    /// A check the runner adds (schemas, canaries …) at `level`, or at the scenario's
+    /// level when that is looser: a check cannot be stricter than its scenario's setup.
+    pub fn runner_check(&self, id: String, level: Level, seed: &str) -> CheckInfo {
+        let level = level.max(self.level());
+        let reference = match level {
+            Level::Extension if self.level() == Level::Extension => {
+                self.decision.as_ref().map(|d| format!("decisions.md: {d}"))
+            }
+            Level::Spec | Level::Recommended | Level::Extension => Some(seed.to_string()),
+        };
+        CheckInfo {
+            id,
+            level,
+            reference,
+        }
+    }
+
+    /// Every check the scenario declares (steps and named checks), in order.
+    pub fn declared_checks(&self) -> Vec<CheckInfo> {
+        (0..self.steps.len())
+            .flat_map(|i| {
+                std::iter::once(self.step_check(i))
+                    .chain(self.named_checks(i).into_iter().map(|(info, _)| info))
+            })
+            .collect()
+    }
+
     /// Whether the scenario runs the sessions implementation: a `sessions` step, or
     /// `delta-sessions` in `requires` (an agent whose tools run it).
     pub fn needs_sessions(&self) -> bool {
         self.requires.iter().any(|p| p == SESSIONS_PROGRAM)
             || self.steps.iter().any(|step| step.sessions.is_some())
+    }
+}
+
+/// How strongly the spec demands what a check checks.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// A seed section requires it (cite it in `seed`).
+    #[default]
+    Spec,
+    /// A seed example or a SHOULD: expected, but another reading is possible.
+    Recommended,
+    /// This project's own choice where the seeds are silent, named in docs/decisions.md
+    /// (cite the section in `decision`).
+    Extension,
+}
+
+impl Level {
+    /// All levels, strictest first.
+    pub const ALL: [Level; 3] = [Level::Spec, Level::Recommended, Level::Extension];
+
+    /// `spec`, `recommended` or `extension`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Spec => "spec",
+            Self::Recommended => "recommended",
+            Self::Extension => "extension",
+        }
     }
 }
 
@@ -167,6 +311,25 @@ pub struct Step {
     /// A label for reports (default: the action and its first words).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The id of the step's check, for `depends_on` and baselines (default: `step-N`,
+    /// N from 1). Lowercase letters, digits and `-`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The level of the step's `expect` (default: the scenario's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
+    /// The seed section of the step's `expect` (default: the scenario's `seed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
+    /// The docs/decisions.md section of an `extension` step (default: the scenario's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// Checks of earlier steps this step needs to have passed (`step-1`, or
+    /// `step-1/NAME` for a named check). When one failed or was blocked, the step is not
+    /// run and its checks are reported `blocked by` it; without `depends_on` a step runs
+    /// whatever happened before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
     /// `IMPL run ARGS`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<Args>,
@@ -210,6 +373,29 @@ pub struct Step {
     pub signal: Option<SignalSpec>,
     /// What must be observed when the command has ended.
     #[serde(default)]
+    pub expect: Expect,
+    /// More checks of the same command, each with its own id and level, e.g. an
+    /// `extension` detail beside the `spec` expectations of `expect`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<NamedCheck>,
+}
+
+/// A named group of expectations of a step, with its own level and reference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NamedCheck {
+    /// The check's name; its id is `STEP/NAME`. Lowercase letters, digits and `-`.
+    pub id: String,
+    /// Its level (default: the step's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
+    /// Its seed section (default: the step's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
+    /// Its docs/decisions.md section (default: the step's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// What must be observed.
     pub expect: Expect,
 }
 
@@ -694,6 +880,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
             ));
         }
     }
+    check_levels(scenario)?;
     let mut texts: Vec<(String, &str)> = Vec::new();
     for (i, file) in scenario.files.iter().enumerate() {
         texts.push((format!("files[{i}].path"), &file.path));
@@ -726,9 +913,87 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
             texts.push((format!("{at}.expect.no_file_contains[{j}].dir"), &dir.dir));
         }
         check_regexes(&at, expect)?;
+        for (j, named) in step.checks.iter().enumerate() {
+            check_regexes(&format!("{at}.checks[{j}]"), &named.expect)?;
+        }
     }
     for (at, text) in texts {
         check_placeholders(&at, text)?;
+    }
+    Ok(())
+}
+
+fn is_id(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Check ids are unique and well formed, every check cites what makes it normative, and
+/// `depends_on` names an earlier check at the same level or a stricter one (a `spec`
+/// check cannot rest on a project's choice).
+fn check_levels(scenario: &Scenario) -> Result<(), String> {
+    let mut earlier: Vec<CheckInfo> = Vec::new();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let at = format!("steps[{i}]");
+        if let Some(id) = &step.id
+            && !is_id(id)
+        {
+            return Err(format!(
+                "{at}.id {id:?}: use lowercase letters, digits and '-'"
+            ));
+        }
+        let main = scenario.step_check(i);
+        for dep in &step.depends_on {
+            let Some(target) = earlier.iter().find(|c| &c.id == dep) else {
+                return Err(format!(
+                    "{at}.depends_on: {dep:?} is not the id of an earlier step or check (known: {})",
+                    earlier
+                        .iter()
+                        .map(|c| c.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            };
+            if target.level > main.level {
+                return Err(format!(
+                    "{at}.depends_on: a {} check cannot depend on {dep:?}, which is {}; \
+                     make the step {} or the scenario {} as a whole",
+                    main.level.name(),
+                    target.level.name(),
+                    target.level.name(),
+                    target.level.name()
+                ));
+            }
+        }
+        let mut own = vec![main];
+        for (j, named) in step.checks.iter().enumerate() {
+            if !is_id(&named.id) {
+                return Err(format!(
+                    "{at}.checks[{j}].id {:?}: use lowercase letters, digits and '-'",
+                    named.id
+                ));
+            }
+        }
+        own.extend(scenario.named_checks(i).into_iter().map(|(info, _)| info));
+        for info in own {
+            if earlier.iter().any(|c| c.id == info.id) {
+                return Err(format!("{at}: two checks have the id {:?}", info.id));
+            }
+            if info.reference.is_none() {
+                let (field, what) = match info.level {
+                    Level::Extension => ("decision", "the docs/decisions.md section"),
+                    Level::Spec | Level::Recommended => ("seed", "the seed section"),
+                };
+                return Err(format!(
+                    "{at}: check {:?} is at level {} but names no {field} ({what} that makes it so)",
+                    info.id,
+                    info.level.name()
+                ));
+            }
+            earlier.push(info);
+        }
     }
     Ok(())
 }
@@ -810,6 +1075,7 @@ mod tests {
     const MINIMAL: &str = "
 name: demo
 description: d
+seed: 002 §4.3
 agent: base
 steps:
   - run: --agent {agent} -w {workspace} -m hi
@@ -829,7 +1095,7 @@ steps:
     fn unknown_fields_report_line_and_column() {
         let (location, message) =
             parse(&MINIMAL.replace("expect: {exit: 0}", "expct: {}")).unwrap_err();
-        assert_eq!(location.map(|l| l.0), Some(7));
+        assert_eq!(location.map(|l| l.0), Some(8));
         assert!(message.contains("expct"), "{message}");
     }
 
@@ -856,6 +1122,50 @@ steps:
         );
         let s = parse(&MINIMAL.replace("{exit: 0}", "{stdout: {regex: '('}}")).unwrap();
         assert!(check(&s).unwrap_err().contains("invalid regex /(/"));
+    }
+
+    #[test]
+    fn every_check_cites_what_makes_it_normative() {
+        let s = parse(&MINIMAL.replace("seed: 002 §4.3\n", "")).unwrap();
+        assert!(
+            check(&s)
+                .unwrap_err()
+                .contains("check \"step-1\" is at level spec but names no seed"),
+        );
+        let s = parse(&MINIMAL.replace("seed: 002 §4.3\n", "level: extension\n")).unwrap();
+        assert!(check(&s).unwrap_err().contains("names no decision"));
+        let s =
+            parse(&MINIMAL.replace("seed: 002 §4.3\n", "level: extension\ndecision: The run\n"))
+                .unwrap();
+        check(&s).unwrap();
+        assert_eq!(
+            s.step_check(0).reference.as_deref(),
+            Some("decisions.md: The run")
+        );
+    }
+
+    #[test]
+    fn depends_on_names_an_earlier_check_no_looser_than_itself() {
+        let two = format!(
+            "{MINIMAL}  - run: --agent {{agent}} -m again\n    depends_on: [step-1]\n    expect: {{exit: 0}}\n"
+        );
+        check(&parse(&two).unwrap()).unwrap();
+        let unknown = two.replace("[step-1]", "[step-9]");
+        assert!(
+            check(&parse(&unknown).unwrap())
+                .unwrap_err()
+                .contains("\"step-9\" is not the id of an earlier step or check")
+        );
+        let looser = two.replace(
+            "    expect: {exit: 0}\n  - run: --agent {agent} -m again",
+            "    level: extension\n    decision: The run\n    expect: {exit: 0}\n  - run: --agent {agent} -m again",
+        );
+        assert!(
+            check(&parse(&looser).unwrap())
+                .unwrap_err()
+                .contains("a spec check cannot depend on \"step-1\", which is extension"),
+            "{looser}"
+        );
     }
 
     #[test]

@@ -134,6 +134,8 @@ pub struct Selection {
     pub exclude_tags: Vec<String>,
     /// Keep scenarios whose name contains this text.
     pub filter: Option<String>,
+    /// Keep scenarios with at least one check at this level or a stricter one.
+    pub level: Option<crate::scenario::Level>,
 }
 
 impl Selection {
@@ -155,6 +157,14 @@ impl Selection {
                 self.filter
                     .as_ref()
                     .is_none_or(|f| l.scenario.name.contains(f.as_str()))
+            })
+            .filter(|l| {
+                self.level.is_none_or(|level| {
+                    l.scenario
+                        .declared_checks()
+                        .iter()
+                        .any(|c| c.level <= level)
+                })
             })
             .collect()
     }
@@ -212,6 +222,7 @@ pub async fn run(
                 seed,
                 status: Status::Fail,
                 reason: None,
+                checks: Vec::new(),
                 failures: vec![Failure {
                     step: None,
                     expected: "a result".to_string(),

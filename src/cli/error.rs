@@ -49,6 +49,9 @@ pub enum CliError {
     /// Standard output went away or failed (not a closed pipe, which ends output quietly).
     #[error(transparent)]
     Stdout(#[from] StdoutError),
+    /// A batch could not be prepared, run or read.
+    #[error(transparent)]
+    Batch(#[from] crate::batch::BatchError),
     /// The message could not be read from `--message-file` or from stdin (`-m -`).
     #[error("cannot read the message from {from}: {source}")]
     Message {
@@ -82,6 +85,7 @@ impl CliError {
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
             CliError::Launch(error) => error.exit(),
+            CliError::Batch(error) => error.exit(),
             CliError::Output(_)
             | CliError::CurrentDir(_)
             | CliError::Runtime(_)
@@ -94,6 +98,7 @@ impl CliError {
         match self {
             CliError::Init(error) => error.help(),
             CliError::Launch(error) => error.help(),
+            CliError::Batch(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
             }
@@ -131,6 +136,7 @@ pub fn report(error: &CliError) {
         CliError::Init(_)
         | CliError::RunIdRequired { .. }
         | CliError::Launch(_)
+        | CliError::Batch(_)
         | CliError::Output(_)
         | CliError::CurrentDir(_)
         | CliError::Runtime(_)

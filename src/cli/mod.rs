@@ -8,6 +8,7 @@
 // The command line renders; printing is denied everywhere else in the workspace.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod batch;
 mod completions;
 mod continue_;
 mod drive;
@@ -64,6 +65,8 @@ enum Command {
     Run(run::RunArgs),
     /// Inspect tool definitions: `delta tool expand` shows what each tool really runs.
     Tool(tool::ToolArgs),
+    /// Run a task set as many runs, locally or as a Slurm array job; see its state.
+    Batch(batch::BatchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
 }
@@ -87,6 +90,7 @@ pub fn run() -> Result<Exit, CliError> {
         Command::ListRuns(args) => args.run(),
         Command::Run(args) => args.run(),
         Command::Tool(args) => args.run(),
+        Command::Batch(args) => args.run(),
         Command::Completions(args) => args.run(),
     }
 }

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod batch;
 mod cli;
 mod config;
 mod e2e;

@@ -87,7 +87,7 @@ steps:
 
 const FAILING: &str = r#"
 name: failing
-description: a stdout mismatch in the second step
+description: a stdout mismatch in the second step; the third runs anyway, the fourth needs the second
 tags: [mechanics]
 seed: none
 steps:
@@ -96,7 +96,11 @@ steps:
   - exec: ['echo nope']
     expect:
       stdout: {equals: "yes\n"}
+  - exec: ['echo after']
+    expect:
+      stdout: {equals: after}
   - exec: ['echo never run']
+    depends_on: [step-2]
     expect: {exit: 9}
 "#;
 
@@ -168,6 +172,32 @@ fn outcomes_of_each_mechanism_in_the_json_report() {
             "observed": "\"nope\\n\""
         }])
     );
+    // Every check is reported: the third step ran after the failed second one, the fourth,
+    // which depends on the second, did not.
+    let checks: Vec<(String, String, String)> = failing["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+                c["blocked_by"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, String)> = [
+        ("step-1", "pass", ""),
+        ("step-2", "fail", ""),
+        ("step-3", "pass", ""),
+        ("step-4", "blocked", "step-2"),
+    ]
+    .iter()
+    .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    .collect();
+    assert_eq!(checks, expected);
+    assert_eq!(failing["checks"][0]["level"], "spec");
+    assert_eq!(failing["checks"][0]["reference"], "none");
 
     let timeout = status("timeout");
     assert_eq!(
@@ -182,12 +212,13 @@ fn outcomes_of_each_mechanism_in_the_json_report() {
     );
     assert_eq!(
         report["total"],
-        serde_json::json!({"passed": 1, "failed": 2, "skipped": 1})
+        serde_json::json!({"passed": 1, "failed": 2, "skipped": 1, "not_run": 0})
     );
     assert_eq!(
         report["by_tag"]["slow"],
-        serde_json::json!({"passed": 0, "failed": 1, "skipped": 0})
+        serde_json::json!({"passed": 0, "failed": 1, "skipped": 0, "not_run": 0})
     );
+    assert_eq!(report["by_level"]["spec"]["blocked"], 1);
 }
 
 #[test]
@@ -210,7 +241,9 @@ steps:
     assert_eq!(output.status.code(), Some(1));
     assert!(stdout.contains("FAIL  canary [none]"), "{stdout}");
     assert!(
-        stdout.contains("scenario: expected canary ") && stdout.contains("/c is intact"),
+        stdout.contains(
+            "      canaries [spec: none]\n        canaries: expected canary {tmp}/c is intact"
+        ),
         "{stdout}"
     );
     assert!(stdout.contains("observed: absent"), "{stdout}");
@@ -224,7 +257,11 @@ fn text_output_shows_failures_and_the_kept_directory() {
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("FAIL  failing [none]"), "{stdout}");
     assert!(
-        stdout.contains("      step 2 (echo nope): expected stdout equals \"yes\\n\"\n        observed: \"nope\\n\"\n"),
+        stdout.contains("      step-2 [spec: none]\n        step 2 (echo nope): expected stdout equals \"yes\\n\"\n          observed: \"nope\\n\"\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("      step-4 [spec: none] blocked by step-2\n"),
         "{stdout}"
     );
     let kept = stdout
@@ -233,7 +270,14 @@ fn text_output_shows_failures_and_the_kept_directory() {
         .expect("a kept directory");
     assert!(Path::new(kept).join("home").is_dir(), "{kept}");
     std::fs::remove_dir_all(kept).unwrap();
-    assert!(stdout.contains("mechanics     0     1     0"), "{stdout}");
+    assert!(
+        stdout.contains("mechanics     0     1     0        0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\nspec              4       1        1     0/1   \n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("failed: failing"), "{stdout}");
 }
 
@@ -304,4 +348,218 @@ fn list_shows_every_scenario_with_tags_and_seed() {
         "{stdout}"
     );
     assert!(stdout.ends_with(&format!("{} scenario(s)\n", all_scenarios().len())));
+}
+
+const LEVELS: &str = r#"
+name: levels
+description: one check of each level; the extension one fails
+tags: [mechanics]
+seed: "002 §4.3"
+steps:
+  - exec: ['echo out; exit 1']
+    expect: {exit: 1}
+    checks:
+      - id: words
+        level: recommended
+        seed: "002 §4.1"
+        expect: {stdout: {equals: out}}
+      - id: ours
+        level: extension
+        decision: The run
+        expect: {stdout: {equals: other}}
+"#;
+
+#[test]
+fn the_report_shows_the_levels_apart_and_level_spec_keeps_only_spec_checks() {
+    let dir = fixtures(&[("levels", LEVELS)]);
+    let output = run_with_sh(dir.path(), &["--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let checks = &report["scenarios"][0]["checks"];
+    assert_eq!(checks[1]["id"], "step-1/words");
+    assert_eq!(checks[1]["level"], "recommended");
+    assert_eq!(checks[2]["reference"], "decisions.md: The run");
+    assert_eq!(checks[2]["status"], "fail");
+    for (level, passed, failed) in [("spec", 1, 0), ("recommended", 1, 0), ("extension", 0, 1)] {
+        assert_eq!(report["by_level"][level]["passed"], passed, "{level}");
+        assert_eq!(report["by_level"][level]["failed"], failed, "{level}");
+    }
+
+    let output = run_with_sh(dir.path(), &["--format", "json", "--level", "spec"]);
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["scenarios"][0]["status"], "PASS");
+    assert_eq!(
+        report["scenarios"][0]["checks"].as_array().unwrap().len(),
+        1
+    );
+    assert!(report["by_level"].get("extension").is_none());
+}
+
+const EXPAND: &str = r#"
+name: expand
+description: a tool-expand step, whose command an adapter respells
+tags: [mechanics]
+seed: "003 §6.1"
+steps:
+  - tool-expand: [agent.yaml]
+    expect: {stdout: {equals: "respelt agent.yaml"}}
+"#;
+
+#[test]
+fn an_adapter_respells_commands_and_may_name_the_implementation() {
+    let dir = fixtures(&[("expand", EXPAND)]);
+    // `sh -c 'echo respelt "$0"' agent.yaml` prints the argument after the respelt command.
+    let adapter = dir.path().join("adapter.yaml");
+    std::fs::write(
+        &adapter,
+        "name: test\ncommands:\n  tool-expand: ['echo respelt \"$0\"']\n",
+    )
+    .unwrap();
+    let output = run_with_sh(dir.path(), &["--adapter", adapter.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    // Without it, `sh -c tool expand agent.yaml` runs a program named `tool`.
+    let output = run_with_sh(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(1));
+
+    std::fs::write(&adapter, "commands:\n  tool-expnd: [x]\n").unwrap();
+    let output = run_with_sh(dir.path(), &["--adapter", adapter.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("adapter.yaml: commands: unknown action \"tool-expnd\""),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_baseline_fails_the_run_on_regressions_and_unexpected_passes_only() {
+    let dir = fixtures(&[("failing", FAILING), ("levels", LEVELS)]);
+    let baseline = dir.path().join("baseline.yaml");
+    let run = |text: &str| {
+        std::fs::write(&baseline, text).unwrap();
+        let output = run_with_sh(dir.path(), &["--baseline", baseline.to_str().unwrap()]);
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let matched = "expected_failures:
+  - {check: failing/step-2, reason: prints nope}
+  - {check: failing/step-4, reason: blocked by step-2}
+  - {check: levels/step-1/ours, reason: not our choice}
+";
+    let (code, stdout) = run(matched);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.ends_with("baseline: matched\n"), "{stdout}");
+
+    // A failing check the baseline does not list is a regression.
+    let (code, stdout) = run(&matched.replace(
+        "  - {check: levels/step-1/ours, reason: not our choice}\n",
+        "",
+    ));
+    assert_eq!(code, Some(1));
+    assert!(
+        stdout.contains("regression (fails, not in the baseline): levels/step-1/ours\n"),
+        "{stdout}"
+    );
+
+    // A listed check that holds is an unexpected pass: the baseline must shrink.
+    let (code, stdout) = run(&format!(
+        "{matched}  - {{check: failing/step-3, reason: stale}}\n"
+    ));
+    assert_eq!(code, Some(1));
+    assert!(
+        stdout
+            .contains("unexpected pass (in the baseline, now holds: remove it): failing/step-3\n"),
+        "{stdout}"
+    );
+
+    // A whole scenario may be listed.
+    let (code, stdout) = run("expected_failures:
+  - {check: failing, reason: all of it}
+  - {check: levels, reason: all of it}
+");
+    assert_eq!(code, Some(0), "{stdout}");
+
+    let (code, _) = run("expected_failures:\n  - {check: failing, reason: ''}\n");
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn the_matrix_puts_implementations_side_by_side_with_verdicts() {
+    let dir = fixtures(&[("levels", LEVELS), ("expand", EXPAND)]);
+    let mock = sibling("mock-llm");
+    let baseline = dir.path().join("baseline.yaml");
+    std::fs::write(
+        &baseline,
+        "expected_failures:\n  - {check: levels/step-1/ours, reason: \"Real deviation: prints out.\"}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("matrix.md");
+    let second = format!("second={}", baseline.display());
+    let schemas = dir.path().join("schemas");
+    let matrix = || {
+        run_runner(&[
+            "matrix",
+            "--impl",
+            "first=sh -c",
+            "--impl",
+            "second=sh -c",
+            "--baseline",
+            &second,
+            "-o",
+            out.to_str().unwrap(),
+            "--fixtures",
+            dir.path().to_str().unwrap(),
+            "--schemas",
+            schemas.to_str().unwrap(),
+            "--mock-llm",
+            mock.to_str().unwrap(),
+            "--jobs",
+            "2",
+        ])
+    };
+    let output = matrix();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let markdown = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        markdown.contains("| scenario | levels | seed | first | second |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| levels | spec, recommended, extension | 002 §4.3 | FAIL (1 extension) | FAIL (1 extension) |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| expand | spec | 003 §6.1 | FAIL (1 spec) | FAIL (1 spec) |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("## Failures of second\n\n### expand\n"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("## Spec-level failures of first\n\n- `expand/step-1` (003 §6.1): expected stdout equals \"respelt agent.yaml\"\n"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("- `step-1/ours` [extension, decisions.md: The run]: expected stdout equals \"other\"; observed \"out\\n\"\n  - **Verdict:** Real deviation: prints out.\n"),
+        "{markdown}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.with_extension("json")).unwrap())
+            .unwrap();
+    assert_eq!(json["implementations"][1]["name"], "second");
+    // Nothing in the matrix depends on timing or temporary paths.
+    let first = markdown.clone();
+    let output = matrix();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), first);
 }

@@ -3,25 +3,65 @@
 
 use super::support::{all_scenarios, repo};
 
-/// Fails when `schemas/scenario.schema.json` differs from the types;
-/// `UPDATE_SCHEMAS=1 cargo test -p delta-conformance --test conformance schema` rewrites it.
+/// The runner's own formats: scenarios, adapters and baselines.
+fn runner_schemas() -> [(&'static str, serde_json::Value); 3] {
+    [
+        ("scenario", delta_conformance::scenario::scenario_schema()),
+        (
+            "conformance-adapter",
+            serde_json::Value::from(schemars::schema_for!(delta_conformance::adapter::Adapter)),
+        ),
+        (
+            "conformance-baseline",
+            serde_json::Value::from(schemars::schema_for!(delta_conformance::baseline::Baseline)),
+        ),
+    ]
+}
+
+/// Fails when `schemas/{scenario,conformance-adapter,conformance-baseline}.schema.json`
+/// differ from the types; `UPDATE_SCHEMAS=1 cargo test -p delta-conformance --test
+/// conformance schema` rewrites them.
 #[test]
-fn committed_scenario_schema_matches_the_types() {
-    let generated = serde_json::to_string_pretty(&delta_conformance::scenario::scenario_schema())
-        .unwrap()
-        + "\n";
-    let path = repo().join("schemas/scenario.schema.json");
-    if std::env::var_os("UPDATE_SCHEMAS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, &generated).unwrap();
-        return;
+fn committed_runner_schemas_match_the_types() {
+    for (name, schema) in runner_schemas() {
+        let generated = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+        let path = repo().join(format!("schemas/{name}.schema.json"));
+        if std::env::var_os("UPDATE_SCHEMAS").is_some_and(|v| v == "1") {
+            std::fs::write(&path, &generated).unwrap();
+            continue;
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{} is out of date with the Rust types; run `UPDATE_SCHEMAS=1 cargo test -p \
+             delta-conformance --test conformance schema` and commit it",
+            path.display()
+        );
+        jsonschema::meta::validate(&schema).unwrap();
     }
-    let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        committed == generated,
-        "{} is out of date with the Rust types; run `UPDATE_SCHEMAS=1 cargo test -p \
-         delta-conformance --test conformance schema` and commit it",
-        path.display()
-    );
+}
+
+/// Every `decision:` of a scenario names a section of docs/decisions.md, so that an
+/// `extension` check always points at the choice it tests.
+#[test]
+fn every_decision_names_a_section_of_the_decisions_page() {
+    let page = std::fs::read_to_string(repo().join("docs/decisions.md")).unwrap();
+    let headings: Vec<&str> = page.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+    for name in all_scenarios() {
+        let path = repo().join(format!("fixtures/scenarios/{name}.yaml"));
+        let scenario = delta_conformance::scenario::load(&path).unwrap().scenario;
+        let mut decisions: Vec<&String> = scenario.decision.iter().collect();
+        for step in &scenario.steps {
+            decisions.extend(step.decision.iter());
+            decisions.extend(step.checks.iter().filter_map(|c| c.decision.as_ref()));
+        }
+        for decision in decisions {
+            assert!(
+                headings.iter().any(|h| h.starts_with(decision.as_str())),
+                "{name}: decision {decision:?} is no `## ` heading of docs/decisions.md ({headings:?})"
+            );
+        }
+    }
 }
 
 #[test]
@@ -54,8 +94,9 @@ fn every_scenario_validates_and_is_named_after_its_file() {
         assert_eq!(loaded.scenario.name, name);
         assert!(!loaded.scenario.tags.is_empty(), "{name} has no tag");
         assert!(
-            loaded.scenario.seed.is_some(),
-            "{name} has no seed reference"
+            loaded.scenario.seed.is_some()
+                || loaded.scenario.level == Some(delta_conformance::scenario::Level::Extension),
+            "{name} has no seed reference and is not an extension"
         );
     }
 }

@@ -94,6 +94,7 @@ esac
 const STEPS: &str = r#"
 name: steps
 description: sessions steps against the fake
+seed: "000 §2.3.2"
 tags: [sessions]
 steps:
   - sessions: start
@@ -121,15 +122,12 @@ fn sessions_steps_run_the_implementation_and_their_output_must_match_the_schemas
     // Everything held (the start's id reached the exec step as {session_id}, the error
     // document of `bogus` matched sessions-error, the shell step found the fake on PATH)
     // except the schema of `end`'s output, which lacks session_id.
-    let schema = dir.path().join("schemas/sessions-end.schema.json");
+    // Reports name the schema directory `schemas/`, wherever it is.
     assert_eq!(
         steps["failures"],
         json!([{
             "step": "step 5 (delta-sessions end {session_id})",
-            "expected": format!(
-                "stdout (delta-sessions) is one document matching {}",
-                schema.display()
-            ),
+            "expected": "stdout (delta-sessions) is one document matching schemas/sessions-end.schema.json",
             "observed": "line 1: /session_id: \"session_id\" is a required property"
         }]),
         "{steps:#}"
@@ -137,10 +135,11 @@ fn sessions_steps_run_the_implementation_and_their_output_must_match_the_schemas
 }
 
 #[test]
-fn scenarios_needing_sessions_are_skipped_without_an_implementation() {
+fn scenarios_needing_sessions_are_reported_not_run_without_an_implementation() {
     let needs_program = r#"
 name: needs-program
 description: an agent whose tools run delta-sessions
+seed: "000 §2.3.2"
 requires: [delta-sessions]
 steps:
   - shell: "true"
@@ -148,12 +147,14 @@ steps:
     let has_step = r#"
 name: has-step
 description: a sessions step
+seed: "000 §2.3.2"
 steps:
   - sessions: list
 "#;
     let plain = r#"
 name: plain
 description: needs nothing
+seed: "000 §2.3.2"
 steps:
   - shell: "! command -v delta-sessions"
 "#;
@@ -166,13 +167,34 @@ steps:
         "",
     );
     let (output, report) = run(dir.path(), &[]);
-    assert_eq!(output.status.code(), Some(1), "a skip is not a pass");
-    let reason = "no delta-sessions implementation: none beside the --impl program or on PATH; \
-                  pass --impl-sessions COMMAND";
+    assert_eq!(output.status.code(), Some(1), "not run is not a pass");
+    let reason = "not run (no --impl-sessions): no delta-sessions beside the --impl program or \
+                  on PATH";
     for name in ["needs-program", "has-step"] {
-        assert_eq!(scenario(&report, name)["status"], "SKIP");
+        assert_eq!(scenario(&report, name)["status"], "NOT_RUN");
         assert_eq!(scenario(&report, name)["reason"], reason);
     }
+    assert_eq!(report["total"]["not_run"], 2);
+    // The text report says so on the scenario's line and in the totals.
+    let output = Command::new(runner())
+        .args(["run", "--impl", "sh -c", "--jobs", "2"])
+        .arg("--fixtures")
+        .arg(dir.path())
+        .arg("--schemas")
+        .arg(dir.path().join("schemas"))
+        .arg("--mock-llm")
+        .arg(sibling("mock-llm"))
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains(&format!(
+            "NOT RUN  has-step [000 §2.3.2] (0.00s): {reason}\n"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("2 not run"), "{text}");
     // Only scenarios that need it get delta-sessions on PATH.
     let (_, report) = run(dir.path(), &["--impl-sessions", "true"]);
     assert_eq!(scenario(&report, "plain")["status"], "PASS", "{report:#}");
@@ -207,7 +229,7 @@ esac
 fn teardown_ends_running_sessions_and_fails_a_scenario_that_leaves_processes() {
     let scenario_yaml = |name: &str, end: &str| {
         format!(
-            "name: {name}\ndescription: a session left running\nenv: {{FAKE_END: {end}}}\n\
+            "name: {name}\ndescription: a session left running\nseed: \"000 §2.3.2\"\nenv: {{FAKE_END: {end}}}\n\
              steps:\n  - sessions: start\n    expect: {{exit: 0}}\n"
         )
     };

@@ -1,5 +1,5 @@
-//! The whole suite against the workspace's `delta`: every scenario passes, and a second
-//! run gives the same per-scenario results.
+//! The whole suite against the workspace's `delta`: every check of every scenario passes,
+//! and a second run gives the same report (durations aside).
 
 use super::support::{all_scenarios, quoted, run_suite, run_suite_with, sibling};
 
@@ -23,6 +23,25 @@ fn the_built_delta_passes_every_scenario_twice_with_identical_results() {
         "every scenario is run"
     );
     assert_eq!(first.statuses, second.statuses, "{}", second.all_failures());
+    // Every level passes, and the reports agree check by check.
+    for level in ["spec", "recommended", "extension"] {
+        let counts = &first.report["by_level"][level];
+        assert_eq!(counts["failed"], 0, "{level}");
+        assert_eq!(counts["blocked"], 0, "{level}");
+        assert!(counts["passed"].as_u64().unwrap() > 0, "{level}");
+    }
+    let without_timing = |report: &serde_json::Value| {
+        let mut report = report.clone();
+        report.as_object_mut().unwrap().remove("duration_ms");
+        for scenario in report["scenarios"].as_array_mut().unwrap() {
+            scenario.as_object_mut().unwrap().remove("duration_ms");
+        }
+        report
+    };
+    assert_eq!(
+        without_timing(&first.report),
+        without_timing(&second.report)
+    );
 }
 
 /// With `CARGO_TARGET_DIR` inside another checkout, the runner's own upward search finds

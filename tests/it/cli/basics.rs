@@ -78,6 +78,7 @@ fn no_arguments_prints_help_on_stderr_and_exits_2() {
       list-runs    List the runs of a workspace, most recently updated first
       run          Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace
       tool         Inspect tool definitions: `delta tool expand` shows what each tool really runs
+      batch        Run a task set as many runs, locally or as a Slurm array job; see its state
       completions  Print a shell completion script (bash, zsh, fish, elvish, powershell)
       help         Print this message or the help of the given subcommand(s)
 
