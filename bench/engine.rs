@@ -64,6 +64,8 @@ impl Observer for Timings {
             EngineEvent::RunStarted { .. }
             | EngineEvent::IterationStarted { .. }
             | EngineEvent::ContextBuilt { .. }
+            | EngineEvent::ContextTrimmed { .. }
+            | EngineEvent::ContextWindowExceeded { .. }
             | EngineEvent::Warning { .. }
             | EngineEvent::LlmRequestStarted { .. }
             | EngineEvent::LlmRetry { .. }
@@ -216,7 +218,7 @@ fn context_rebuild() {
     let manifest = delta_engine::config::load_context(&agent_home, &workspace).unwrap();
 
     println!("2. Context rebuild from disk (read + parse journal.jsonl, build messages)");
-    println!("   events   journal size   rebuild     per event");
+    println!("   events   journal size   budget        rebuild     per event");
     for events in [1_000, 5_000, 10_000] {
         let path = root.path().join(format!("journal-{events}.jsonl"));
         write_journal(&path, events);
@@ -228,27 +230,32 @@ fn context_rebuild() {
             journal_path: &path,
             output: &OutputPolicy::default(),
         };
-        let rebuild = || {
-            let events = read_journal(&path).unwrap().events;
-            let built = runtime
-                .block_on(build_context(&manifest, &events, &env))
-                .unwrap();
-            built.messages.len()
-        };
-        let messages = rebuild();
-        let samples = 20;
-        let started = Instant::now();
-        for _ in 0..samples {
-            std::hint::black_box(rebuild());
+        // Without a budget, and with one that leaves out all but an 8k-token window's
+        // worth of iterations (the case issue 20 adds).
+        for budget in [None, Some(8_000)] {
+            let rebuild = || {
+                let events = read_journal(&path).unwrap().events;
+                let built = runtime
+                    .block_on(build_context(&manifest, &events, &env, budget))
+                    .unwrap();
+                built.messages.len()
+            };
+            let messages = rebuild();
+            let samples = 20;
+            let started = Instant::now();
+            for _ in 0..samples {
+                std::hint::black_box(rebuild());
+            }
+            let each = started.elapsed() / samples;
+            println!(
+                "   {:<8} {:<14} {:<13} {:<11} {:.2} µs   ({messages} messages)",
+                events,
+                format!("{:.1} MiB", size as f64 / (1024.0 * 1024.0)),
+                budget.map_or_else(|| "none".to_owned(), |b| format!("{b} tokens")),
+                ms(each),
+                each.as_secs_f64() * 1e6 / events as f64
+            );
         }
-        let each = started.elapsed() / samples;
-        println!(
-            "   {:<8} {:<14} {:<11} {:.2} µs   ({messages} messages)",
-            events,
-            format!("{:.1} MiB", size as f64 / (1024.0 * 1024.0)),
-            ms(each),
-            each.as_secs_f64() * 1e6 / events as f64
-        );
     }
 }
 

@@ -12,8 +12,14 @@
 //! The text of every file source passes the run's redactor: a generator (or a tool, for a
 //! plain `file` source) may have written the API key into it.
 
+mod budget;
+pub mod tokens;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+pub use budget::ContextReport;
+use budget::{Conversation, Part, cut_text, fit};
 
 use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
 use crate::journal::{Event, EventPayload, Thought};
@@ -54,6 +60,8 @@ pub struct BuiltContext {
     /// Sources left out with `on_missing: skip` for a reason the user should hear about
     /// (a generator that failed), one line each.
     pub warnings: Vec<String>,
+    /// What the token budget left out or cut.
+    pub report: ContextReport,
 }
 
 /// A source that `on_missing: error` (or an unreadable file) makes fatal for the run.
@@ -94,15 +102,21 @@ pub enum ContextError {
 /// Builds the messages for the next request from `manifest`, given the journal `events`
 /// as just read from disk. Runs each `computed_file` generator to completion; dropping
 /// the returned future kills a running generator's process group.
+///
+/// `budget` is what the messages may take, in the estimator's tokens
+/// ([`tokens::message_tokens`]); the caller derives it from `total_max_tokens`, the
+/// model's window and the room the tool definitions take. Each source's own
+/// `max_tokens` applies with or without it. What was left out is in
+/// [`BuiltContext::report`].
 pub async fn build_context(
     manifest: &ContextManifest,
     events: &[Event],
     env: &ContextEnv<'_>,
+    budget: Option<u64>,
 ) -> Result<BuiltContext, ContextError> {
-    let mut built = BuiltContext {
-        messages: Vec::new(),
-        warnings: Vec::new(),
-    };
+    let mut warnings = Vec::new();
+    let mut report = ContextReport::default();
+    let mut parts = Vec::new();
     let redactor = &env.output.redactor;
     for (index, source) in manifest.sources.iter().enumerate() {
         match source {
@@ -113,7 +127,8 @@ pub async fn build_context(
             } => {
                 let name = source_name(id.as_deref(), index);
                 if let Some(text) = read_source(path, *on_missing, &name, redactor)? {
-                    built.messages.push(block(id.as_deref(), text));
+                    let text = limit(text, manifest.max_tokens(index), &name, path, &mut report);
+                    parts.push(Part::Fixed(block(id.as_deref(), text)));
                 }
             }
             ContextSource::ComputedFile {
@@ -134,7 +149,7 @@ pub async fn build_context(
                         // A failed generator may have left last iteration's file behind:
                         // reading it would feed the model stale content as if fresh.
                         OnMissing::Skip => {
-                            built.warnings.push(format!(
+                            warnings.push(format!(
                                 "context source {name} skipped: generator {failure}"
                             ));
                             continue;
@@ -142,15 +157,49 @@ pub async fn build_context(
                     }
                 }
                 if let Some(text) = read_source(output_path, *on_missing, &name, redactor)? {
-                    built.messages.push(block(id.as_deref(), text));
+                    let max = manifest.max_tokens(index);
+                    let text = limit(text, max, &name, output_path, &mut report);
+                    parts.push(Part::Fixed(block(id.as_deref(), text)));
                 }
             }
             ContextSource::Journal { max_iterations, .. } => {
-                built.messages.extend(conversation(events, *max_iterations));
+                let has_task = events
+                    .iter()
+                    .any(|event| matches!(event.payload, EventPayload::RunStart(_)));
+                parts.push(Part::Journal(Conversation::new(
+                    conversation(events, *max_iterations),
+                    has_task,
+                    manifest.max_tokens(index),
+                )));
             }
         }
     }
-    Ok(built)
+    let messages = fit(parts, budget, env.journal_path, &mut report);
+    Ok(BuiltContext {
+        messages,
+        warnings,
+        report,
+    })
+}
+
+/// `text` cut to the source's `max_tokens` (recorded in `report`), or as it is.
+fn limit(
+    text: String,
+    max_tokens: Option<u64>,
+    name: &str,
+    path: &Path,
+    report: &mut ContextReport,
+) -> String {
+    match max_tokens.and_then(|max| cut_text(&text, max, name, path)) {
+        Some(cut) => {
+            report.cut_sources.push(format!(
+                "context source {name} cut to its max_tokens ({})",
+                max_tokens.unwrap_or_default()
+            ));
+            cut
+        }
+        None => text,
+    }
 }
 
 /// How a source is named in messages: `'summary'` when it has an id, else by its 1-based
@@ -443,7 +492,7 @@ mod tests {
             journal_path: &journal_path,
             output,
         };
-        build_context(manifest, events, &env).await
+        build_context(manifest, events, &env, None).await
     }
 
     use super::*;
@@ -453,7 +502,8 @@ mod tests {
     };
     use crate::run::{RunId, Timestamp};
 
-    fn events(payloads: Vec<EventPayload>) -> Vec<Event> {
+    /// `payloads` as a journal: seq from 1, timestamped now.
+    pub(super) fn events(payloads: Vec<EventPayload>) -> Vec<Event> {
         payloads
             .into_iter()
             .zip(1..)
@@ -689,6 +739,8 @@ mod tests {
         std::fs::write(dir.path().join("a.md"), "alpha").unwrap();
         std::fs::write(dir.path().join("b.md"), "beta").unwrap();
         let manifest = ContextManifest {
+            total_max_tokens: None,
+            source_max_tokens: Vec::new(),
             sources: vec![
                 ContextSource::File {
                     id: Some("first".to_owned()),
@@ -734,6 +786,8 @@ mod tests {
     async fn a_missing_required_file_names_its_source_by_position_without_an_id() {
         let dir = tempfile::tempdir().unwrap();
         let manifest = ContextManifest {
+            total_max_tokens: None,
+            source_max_tokens: Vec::new(),
             sources: vec![ContextSource::File {
                 id: None,
                 path: dir.path().join("nope.md"),
@@ -757,6 +811,8 @@ mod tests {
     async fn a_flooding_generator_is_killed_at_the_output_limit() {
         let dir = tempfile::tempdir().unwrap();
         let manifest = ContextManifest {
+            total_max_tokens: None,
+            source_max_tokens: Vec::new(),
             sources: vec![ContextSource::ComputedFile {
                 id: Some("flood".to_owned()),
                 generator: Generator {
@@ -790,6 +846,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("notes.md"), "key: sk-context-secret-1\n").unwrap();
         let manifest = ContextManifest {
+            total_max_tokens: None,
+            source_max_tokens: Vec::new(),
             sources: vec![ContextSource::File {
                 id: None,
                 path: dir.path().join("notes.md"),

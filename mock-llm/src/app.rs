@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::listener::Connection;
 use crate::script::{ErrorStep, MalformedStep, MessageStep, Mode, Script, Step, Usage};
+use crate::window::{ContextWindow, prompt_tokens};
 
 /// Model id echoed when a request names none, and listed when the script names none.
 pub const DEFAULT_MODEL: &str = "mock-model";
@@ -32,7 +33,8 @@ const MAX_REQUEST_BYTES: usize = 256 * 1024 * 1024;
 pub struct RecordedRequest {
     /// Arrival order of chat requests, from 0.
     pub index: u64,
-    /// The step that answered it; `null` for a request rejected as invalid (HTTP 400).
+    /// The step that answered it; `null` for a request rejected as invalid or over the
+    /// context window (HTTP 400).
     pub step: Option<u64>,
     /// The request path, e.g. `/v1/chat/completions`.
     pub path: String,
@@ -45,6 +47,7 @@ pub struct RecordedRequest {
 /// Shared state of one server.
 pub(crate) struct App {
     script: Script,
+    window: Option<ContextWindow>,
     /// `ends[i]` = number of steps covered by entries `0..=i` (entries repeat).
     ends: Vec<u64>,
     log: Mutex<Log>,
@@ -69,6 +72,7 @@ impl App {
             .collect();
         Self {
             script,
+            window: None,
             ends,
             log: Mutex::new(Log {
                 arrivals: 0,
@@ -77,6 +81,11 @@ impl App {
                 file,
             }),
         }
+    }
+
+    pub(crate) fn with_window(mut self, window: Option<ContextWindow>) -> Self {
+        self.window = window;
+        self
     }
 
     pub(crate) fn recorded(&self) -> Vec<RecordedRequest> {
@@ -234,6 +243,7 @@ async fn chat(
     body: Bytes,
 ) -> Response {
     let has_authorization = headers.contains_key(header::AUTHORIZATION);
+    let body_bytes = body.len();
     let (body, request) = match serde_json::from_slice::<Value>(&body) {
         Ok(value) => {
             let request = inspect(&value);
@@ -258,6 +268,15 @@ async fn chat(
             );
         }
     };
+    if let Some(rejection) = app
+        .window
+        .and_then(|window| window.reject(prompt_tokens(body_bytes)))
+    {
+        if let Err(err) = app.record_rejected(uri.path(), body, has_authorization) {
+            return err.into_response();
+        }
+        return rejection;
+    }
     let step = match app.record_chat(&request, uri.path(), body, has_authorization) {
         Ok(step) => step,
         Err(err) => return err.into_response(),

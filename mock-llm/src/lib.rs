@@ -82,6 +82,13 @@
 //! `{"index", "step", "path", "body", "has_authorization"}`. The `Authorization` header's
 //! value is never stored anywhere, so API keys cannot leak into test artifacts.
 //!
+//! # Context window
+//!
+//! With [`ServerOptions::context_window`] (`--context-window N`), a request whose body
+//! counts more than N tokens ([`prompt_tokens`]: bytes / 4, rounded up) gets HTTP 400 with
+//! a context-length error in OpenAI's, vLLM's or llama.cpp's shape ([`OverflowShape`],
+//! `--context-error`), uses up no step and is recorded with `step: null`.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -101,6 +108,7 @@ mod app;
 mod listener;
 mod script;
 mod server;
+mod window;
 
 pub use app::{CREATED, DEFAULT_MODEL, RecordedRequest};
 pub use script::{
@@ -108,3 +116,4 @@ pub use script::{
     MessageStep, Mode, Script, ScriptError, Step, ToolCall, Usage, script_schema,
 };
 pub use server::{MockServer, ServerError, ServerOptions};
+pub use window::{BYTES_PER_TOKEN, ContextWindow, OverflowShape, prompt_tokens};

@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mock_llm::{MockServer, Script, ScriptError, ServerError, ServerOptions};
+use mock_llm::{
+    ContextWindow, MockServer, OverflowShape, Script, ScriptError, ServerError, ServerOptions,
+};
 
 const SCRIPT_HELP: &str = "\
 SCRIPT FORMAT (YAML, or JSON when the file name ends in .json):
@@ -57,6 +59,19 @@ struct Cli {
     /// the Authorization header's value is never written.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
+    /// Answer requests over N tokens (body bytes / 4, rounded up) with HTTP 400 and a
+    /// context-length error; they use up no step.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    context_window: Option<u64>,
+    /// Whose context-length error to answer with: openai, vllm, llama.cpp or
+    /// llama.cpp-legacy.
+    #[arg(
+        long,
+        value_name = "SHAPE",
+        default_value = "openai",
+        requires = "context_window"
+    )]
+    context_error: OverflowShape,
 }
 
 /// A failure, already rendered, with its exit code.
@@ -93,6 +108,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         addr: SocketAddr::new(cli.host, cli.port),
         record_file: cli.record,
         keep_requests: false,
+        context_window: cli.context_window.map(|tokens| ContextWindow {
+            tokens,
+            shape: cli.context_error,
+        }),
     };
     let server = MockServer::start_with(script, options).map_err(|err| Failure {
         code: match err {

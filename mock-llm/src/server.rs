@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use crate::app::{App, RecordedRequest, router};
 use crate::listener::{Connection, CuttableListener};
 use crate::script::Script;
+use crate::window::ContextWindow;
 
 /// How long a stopping server lets in-flight requests finish before cutting them off, so
 /// a scripted `delay_ms` of minutes cannot hold up a test's teardown or Ctrl-C.
@@ -29,6 +30,8 @@ pub struct ServerOptions {
     /// Keep requests in memory for [`MockServer::requests`]. Default: `true`; turn it off
     /// for long benchmark runs, where the kept conversations would grow without bound.
     pub keep_requests: bool,
+    /// Reject requests over this window with a context-length error. Default: none.
+    pub context_window: Option<ContextWindow>,
 }
 
 impl Default for ServerOptions {
@@ -37,6 +40,7 @@ impl Default for ServerOptions {
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             record_file: None,
             keep_requests: true,
+            context_window: None,
         }
     }
 }
@@ -116,7 +120,9 @@ impl MockServer {
             let _entered = runtime.enter();
             tokio::net::TcpListener::from_std(listener).map_err(bind_error)?
         };
-        let app = Arc::new(App::new(script, file, options.keep_requests));
+        let app = Arc::new(
+            App::new(script, file, options.keep_requests).with_window(options.context_window),
+        );
         let (stop, stopped) = watch::channel(false);
         let routes = router(Arc::clone(&app));
         let thread = std::thread::Builder::new()

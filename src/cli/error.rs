@@ -2,11 +2,13 @@
 
 use std::io;
 
+use super::export::ExportError;
 use super::init::InitError;
 use super::render::{self, StdoutError};
 use crate::config::ConfigError;
 use crate::launch::LaunchError;
 use crate::output::{Exit, OutputError};
+use crate::view::ViewError;
 
 /// A failed command. Rendered once, on stderr, by [`report`].
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +39,12 @@ pub enum CliError {
     /// `delta continue`).
     #[error(transparent)]
     Launch(LaunchError),
+    /// `delta export` could not read, write or post the run.
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    /// `delta view` could not read a run or write a page.
+    #[error(transparent)]
+    View(#[from] ViewError),
     /// Runs could not be listed or a run's result could not be read back.
     #[error(transparent)]
     Output(#[from] OutputError),
@@ -85,8 +93,10 @@ impl CliError {
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
             CliError::Launch(error) => error.exit(),
+            CliError::Export(error) => error.exit(),
             CliError::Batch(error) => error.exit(),
-            CliError::Output(_)
+            CliError::View(_)
+            | CliError::Output(_)
             | CliError::CurrentDir(_)
             | CliError::Runtime(_)
             | CliError::Stdout(_) => Exit::Failure,
@@ -112,6 +122,8 @@ impl CliError {
             | CliError::RunIdRequired { .. }
             | CliError::Output(_)
             | CliError::Runtime(_)
+            | CliError::Export(_)
+            | CliError::View(_)
             | CliError::Stdout(_) => None,
         }
     }
@@ -138,6 +150,8 @@ pub fn report(error: &CliError) {
         | CliError::Launch(_)
         | CliError::Batch(_)
         | CliError::Output(_)
+        | CliError::Export(_)
+        | CliError::View(_)
         | CliError::CurrentDir(_)
         | CliError::Runtime(_)
         | CliError::Stdout(_)

@@ -13,6 +13,7 @@ mod completions;
 mod continue_;
 mod drive;
 mod error;
+mod export;
 mod human;
 pub mod init;
 mod jsonl;
@@ -21,6 +22,7 @@ mod render;
 mod run;
 mod stream;
 mod tool;
+mod view;
 
 use clap::{Parser, Subcommand};
 
@@ -40,6 +42,8 @@ pub use error::{CliError, report};
     after_help = render::examples(&[
         ("Create an agent", "delta init my-agent -t hello-world -y"),
         ("See exactly how its tools will be executed", "delta tool expand my-agent"),
+        ("Look at a run in the browser", "delta view --run-id ID -w ./work --open"),
+        ("Export a run as an ATIF trajectory", "delta export --run-id ID -w ./work --format atif"),
         ("Enable completions (bash)", "source <(delta completions bash)"),
     ]),
     arg_required_else_help = true,
@@ -63,6 +67,12 @@ enum Command {
     /// Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace.
     #[command(long_about = run::LONG_ABOUT)]
     Run(run::RunArgs),
+    /// Export a run as an ATIF trajectory or an OpenTelemetry (OTLP/JSON) trace.
+    #[command(long_about = export::LONG_ABOUT)]
+    Export(export::ExportArgs),
+    /// Write an HTML page of a run, or a table of a workspace's or a batch's runs.
+    #[command(long_about = view::LONG_ABOUT)]
+    View(view::ViewArgs),
     /// Inspect tool definitions: `delta tool expand` shows what each tool really runs.
     Tool(tool::ToolArgs),
     /// Run a task set as many runs, locally or as a Slurm array job; see its state.
@@ -89,6 +99,8 @@ pub fn run() -> Result<Exit, CliError> {
         Command::Continue(args) => args.run(),
         Command::ListRuns(args) => args.run(),
         Command::Run(args) => args.run(),
+        Command::Export(args) => args.run(),
+        Command::View(args) => args.run(),
         Command::Tool(args) => args.run(),
         Command::Batch(args) => args.run(),
         Command::Completions(args) => args.run(),

@@ -127,6 +127,37 @@ impl Observer for StreamRenderer {
                 "context: {messages} messages from {journal_events} journal events in {}",
                 duration(*elapsed)
             )),
+            EngineEvent::ContextTrimmed {
+                left_out_iterations,
+                left_out_messages,
+                cut_sources,
+                estimated_tokens,
+                budget_tokens,
+            } => {
+                let budget = budget_tokens.map_or_else(String::new, |b| format!(" of {b}"));
+                self.detail(&format!(
+                    "context: {left_out_iterations} oldest iteration(s) ({left_out_messages} \
+                     messages) left out to fit the window · about {estimated_tokens} tokens{budget}"
+                ));
+                for cut in cut_sources {
+                    self.detail(&format!("context: {cut}"));
+                }
+            }
+            EngineEvent::ContextWindowExceeded {
+                invocation_id,
+                window,
+                prompt_tokens,
+            } => {
+                let numbers = match (window, prompt_tokens) {
+                    (Some(w), Some(p)) => format!(" ({p} tokens for a window of {w})"),
+                    (Some(w), None) => format!(" (window {w} tokens)"),
+                    (None, _) => String::new(),
+                };
+                self.detail(&format!(
+                    "llm: invocation {invocation_id} rejected as too long for the model's \
+                     context window{numbers}; retrying with more of the journal left out"
+                ));
+            }
             EngineEvent::Warning { message } => {
                 self.stop_spinner();
                 render::warning(message);

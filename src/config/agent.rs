@@ -23,6 +23,8 @@ pub struct LlmConfig {
     pub temperature: Option<f64>,
     /// Upper bound on tokens per response.
     pub max_tokens: Option<u64>,
+    /// The model's context window in tokens; never sent to the API.
+    pub context_window: Option<u64>,
     /// Token prices for cost estimates; never sent to the API.
     pub pricing: Option<Pricing>,
     /// Every other key of `llm:`, sent to the API unchanged.
@@ -233,6 +235,26 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigErr
             .at(max_tokens.referenced)
             .help("give a positive number of tokens, or omit it"));
     }
+    if let Some(window) = &llm.context_window {
+        if window.value == 0 {
+            return Err(ConfigError::new(file, "`context_window` must be at least 1")
+                .at(window.referenced)
+                .help("give the model's context window in tokens, e.g. `context_window: 8192`, or omit it"));
+        }
+        if let Some(max_tokens) = &llm.max_tokens
+            && max_tokens.value >= window.value
+        {
+            return Err(ConfigError::new(
+                file,
+                format!(
+                    "`max_tokens` ({}) leaves no room for the prompt in `context_window` ({})",
+                    max_tokens.value, window.value
+                ),
+            )
+            .at(max_tokens.referenced)
+            .help("lower `max_tokens` (the answer's room) below `context_window`"));
+        }
+    }
     let pricing = match llm.pricing {
         None => None,
         Some(pricing) => {
@@ -259,6 +281,7 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigErr
         model,
         temperature: llm.temperature.map(|t| t.value),
         max_tokens: llm.max_tokens.map(|m| m.value),
+        context_window: llm.context_window.map(|w| w.value),
         pricing,
         extra: llm.extra,
     })

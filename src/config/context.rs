@@ -19,6 +19,19 @@ use crate::tool::EngineVars;
 pub struct ContextManifest {
     /// Sources in the order they are placed in the context.
     pub sources: Vec<ContextSource>,
+    /// `total_max_tokens`: the token budget of every request, when set.
+    pub total_max_tokens: Option<u64>,
+    /// Each source's `max_tokens`, by the source's position in `sources` (kept beside the
+    /// sources rather than in them, so the source variants stay as the seed describes).
+    pub source_max_tokens: Vec<Option<u64>>,
+}
+
+impl ContextManifest {
+    /// The `max_tokens` of the source at `index`, when it has one.
+    #[must_use]
+    pub fn max_tokens(&self, index: usize) -> Option<u64> {
+        self.source_max_tokens.get(index).copied().flatten()
+    }
 }
 
 /// One context source.
@@ -95,9 +108,16 @@ impl Kind {
     /// The keys a source of this type takes.
     fn keys(self) -> &'static [&'static str] {
         match self {
-            Kind::File => &["type", "id", "path", "on_missing"],
-            Kind::ComputedFile => &["type", "id", "generator", "output_path", "on_missing"],
-            Kind::Journal => &["type", "id", "max_iterations"],
+            Kind::File => &["type", "id", "path", "on_missing", "max_tokens"],
+            Kind::ComputedFile => &[
+                "type",
+                "id",
+                "generator",
+                "output_path",
+                "on_missing",
+                "max_tokens",
+            ],
+            Kind::Journal => &["type", "id", "max_iterations", "max_tokens"],
         }
     }
 }
@@ -126,12 +146,41 @@ pub fn parse_context_yaml(
     }
     let raw: ContextYaml = yaml::parse(text, file)?;
     let vars = engine_vars(agent_home, cwd);
-    let sources = raw
-        .sources
-        .into_iter()
-        .map(|source| validate_source(source, file, &vars, agent_home))
-        .collect::<Result<_, _>>()?;
-    Ok(ContextManifest { sources })
+    let total_max_tokens = positive_tokens(raw.total_max_tokens, "total_max_tokens", file)?;
+    let mut sources = Vec::with_capacity(raw.sources.len());
+    let mut source_max_tokens = Vec::with_capacity(raw.sources.len());
+    for source in raw.sources {
+        source_max_tokens.push(positive_tokens(
+            source.value.max_tokens.clone(),
+            "max_tokens",
+            file,
+        )?);
+        sources.push(validate_source(source, file, &vars, agent_home)?);
+    }
+    Ok(ContextManifest {
+        sources,
+        total_max_tokens,
+        source_max_tokens,
+    })
+}
+
+/// A token count that must be positive when given.
+fn positive_tokens(
+    value: Option<Spanned<u64>>,
+    key: &str,
+    file: &Path,
+) -> Result<Option<u64>, ConfigError> {
+    match value {
+        Some(tokens) if tokens.value == 0 => Err(ConfigError::new(
+            file,
+            format!("`{key}` must be at least 1"),
+        )
+        .at(tokens.referenced)
+        .help(format!(
+            "give a positive number of tokens, or omit `{key}` for no limit"
+        ))),
+        value => Ok(value.map(|tokens| tokens.value)),
+    }
 }
 
 fn validate_source(

@@ -110,6 +110,10 @@ pub struct LlmYaml {
     /// Upper bound on tokens generated per response.
     #[schemars(with = "Option<u64>", range(min = 1))]
     pub max_tokens: Option<Spanned<u64>>,
+    /// The model's context window in tokens (prompt and answer together). The engine keeps
+    /// each request within it, leaving `max_tokens` for the answer. Never sent to the API.
+    #[schemars(with = "Option<u64>", range(min = 1))]
+    pub context_window: Option<Spanned<u64>>,
     /// Prices used to estimate a run's cost. Never sent to the API.
     #[schemars(with = "Option<PricingYaml>")]
     pub pricing: Option<Spanned<PricingYaml>>,
@@ -136,6 +140,7 @@ impl<'de> Deserialize<'de> for LlmYaml {
                         "model" => llm.model = Some(map.next_value()?),
                         "temperature" => llm.temperature = Some(map.next_value()?),
                         "max_tokens" => llm.max_tokens = Some(map.next_value()?),
+                        "context_window" => llm.context_window = Some(map.next_value()?),
                         "pricing" => llm.pricing = Some(map.next_value()?),
                         _ => {
                             let value = map.next_value::<Value>()?;
@@ -390,6 +395,12 @@ pub struct HookYaml {
 #[serde(deny_unknown_fields)]
 #[schemars(title = "Delta Engine context.yaml")]
 pub struct ContextYaml {
+    /// Token budget of every request (messages and tool definitions; the answer's room
+    /// comes on top). When the sources do not fit, the journal's oldest iterations are
+    /// left out first. Default: no budget (the window learned from the server's
+    /// context-length errors, or `llm.context_window` of agent.yaml, still applies).
+    #[schemars(with = "Option<u64>", range(min = 1))]
+    pub total_max_tokens: Option<Spanned<u64>>,
     /// Context sources in priority order: earlier sources come first.
     #[schemars(with = "Vec<SourceShape>")]
     pub sources: Vec<Spanned<SourceYaml>>,
@@ -418,6 +429,8 @@ pub struct SourceYaml {
     pub output_path: Option<Spanned<String>>,
     /// `journal`: include only the most recent N iterations.
     pub max_iterations: Option<Spanned<u32>>,
+    /// Any type: the most tokens this source may take.
+    pub max_tokens: Option<Spanned<u64>>,
 }
 
 /// The command of a `computed_file` source.
@@ -452,6 +465,10 @@ pub(crate) enum SourceShape {
         path: String,
         /// `error` (default) fails the run when the file is missing; `skip` leaves it out.
         on_missing: Option<OnMissing>,
+        /// The most tokens this file may take; a longer file is cut, keeping its start,
+        /// with a marker. Default: included whole.
+        #[schemars(range(min = 1))]
+        max_tokens: Option<u64>,
     },
     /// A file written by a command before every LLM call, then included.
     ComputedFile {
@@ -464,6 +481,10 @@ pub(crate) enum SourceShape {
         output_path: String,
         /// `error` (default) fails the run when the file is missing; `skip` leaves it out.
         on_missing: Option<OnMissing>,
+        /// The most tokens the generated file may take; a longer one is cut, keeping its
+        /// start, with a marker. Default: included whole.
+        #[schemars(range(min = 1))]
+        max_tokens: Option<u64>,
     },
     /// The run's conversation, rebuilt from its journal.
     Journal {
@@ -472,5 +493,10 @@ pub(crate) enum SourceShape {
         /// Include only the most recent N iterations. Default: all.
         #[schemars(range(min = 1))]
         max_iterations: Option<u32>,
+        /// The most tokens the conversation may take; the oldest complete iterations are
+        /// left out first (never the task), with one marker message saying how many.
+        /// Default: what the other sources leave of `total_max_tokens`.
+        #[schemars(range(min = 1))]
+        max_tokens: Option<u64>,
     },
 }

@@ -45,6 +45,30 @@ pub enum EngineEvent {
         /// Time to read the journal and build the messages (generators included).
         elapsed: Duration,
     },
+    /// The token budget left part of the journal out of this request, or cut sources
+    /// to their `max_tokens` (the journal itself is untouched).
+    ContextTrimmed {
+        /// Complete iterations left out (the oldest).
+        left_out_iterations: usize,
+        /// Journal messages left out with them.
+        left_out_messages: usize,
+        /// Sources cut to their `max_tokens`, one line each.
+        cut_sources: Vec<String>,
+        /// Estimated tokens of the messages sent.
+        estimated_tokens: u64,
+        /// The messages' budget in estimated tokens.
+        budget_tokens: Option<u64>,
+    },
+    /// The server answered that the request does not fit the model's context window; the
+    /// engine leaves out more of the journal and sends again.
+    ContextWindowExceeded {
+        /// The rejected invocation.
+        invocation_id: String,
+        /// The window the server stated.
+        window: Option<u64>,
+        /// The prompt's size as the server counted it.
+        prompt_tokens: Option<u64>,
+    },
     /// Something degraded without stopping the run (a skipped context source, a config
     /// warning surfaced mid-run).
     Warning {

@@ -3,14 +3,16 @@
 //!
 //! Each step has its file, an `impl ActiveRun` block: `start` (the run created or taken
 //! over), `think` (context, request, LLM call, THOUGHT), `act` (one tool call),
-//! `ask_human` (the built-in question), `hooks` (the lifecycle hooks); this file keeps
-//! the loop and the recording of its end.
+//! `ask_human` (the built-in question), `hooks` (the lifecycle hooks), `window` (each
+//! request kept within the model's context window); this file keeps the loop and the
+//! recording of its end.
 //!
 //! Stateless by construction: every iteration re-reads the journal from disk and
 //! re-reads `context.yaml`, so the conversation the model sees is exactly what the journal
 //! says, and a run can be killed at any point and rebuilt by another process. The only
 //! things kept in memory across iterations are the run's own handles (journal writer,
-//! lock, metadata being maintained) and the agent's tool list.
+//! lock, metadata being maintained), the agent's tool list, and what the server taught
+//! about its context window (see `window`).
 //!
 //! Where a run ends, and how:
 //! - the model answers without tool calls: COMPLETED, its text (or the JSON object/array
@@ -22,7 +24,9 @@
 //!   process group killed), a dangling ACTION_REQUEST gets an ERROR result, INTERRUPTED
 //!   with `error.type` `Interrupted`;
 //! - the LLM API fails after retries, answers 4xx or garbage, or the context cannot be
-//!   built: FAILED with the message.
+//!   built: FAILED with the message (a context-length 4xx is retried with a smaller
+//!   context; only when the task and file sources alone do not fit is the run FAILED,
+//!   `error.type` `ContextWindowExceeded`).
 //!
 //! Every end journals RUN_END, syncs the journal and writes the final metadata, in that
 //! order, before [`ActiveRun::drive`] returns; the caller prints from the metadata on disk.
@@ -38,6 +42,7 @@ mod observation;
 mod shutdown;
 mod start;
 mod think;
+mod window;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -52,6 +57,7 @@ pub use log::{EngineLog, Level};
 pub use observation::{Ending, OBSERVATION_LIMIT_CHARS, cap_observation, format_observation};
 pub use shutdown::{Shutdown, ShutdownTrigger, StopSignal};
 pub use start::{NewRun, Origin};
+pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
 use crate::hooks::{HookEvent, HookRunner};
@@ -65,6 +71,7 @@ use crate::tool::{ASK_HUMAN_TOOL, ToolSpec};
 use ask_human::Asked;
 use limits::{Clock, Cut, Verdict};
 use think::request_params;
+use window::Window;
 
 // An observation's head and tail (half the cap each, up to 4 bytes a character) must come
 // from the head and tail of a stream the process runner kept in memory, so that the gap
@@ -202,6 +209,8 @@ impl ActiveRun {
             .chain(ask_human.then(ask_human_schema))
             .collect();
         let params = request_params(&agent.llm);
+        // What this process learns about the model's window, across iterations.
+        let mut window = Window::default();
         let budget = self.metadata.max_iterations;
         let mut done = 0;
         loop {
@@ -239,7 +248,15 @@ impl ActiveRun {
                 .await?;
 
             let said = match self
-                .think(agent, llm, iteration, (&tools, &params), observer, shutdown)
+                .think(
+                    agent,
+                    llm,
+                    iteration,
+                    (&tools, &params),
+                    &mut window,
+                    observer,
+                    shutdown,
+                )
                 .await?
             {
                 Ok(said) => said,

@@ -8,17 +8,17 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::window::{self, Fit, Limit, Window};
 use super::{
     ActiveRun, CONTEXT_ERROR, EngineError, EngineEvent, Flow, Observer, Shutdown, Stop, create_dir,
     interrupted, write_file,
 };
 use crate::config::{Agent, LlmConfig, load_context};
-use crate::context::{ContextEnv, build_context};
+use crate::context::{ContextEnv, ContextReport, build_context};
 use crate::hooks::HookEvent;
 use crate::journal::{EventPayload, Thought, ToolCall, read_journal};
 use crate::llm::{
-    AssistantMessage, AttemptRecord, ChatMessage, Completion, LlmClient, LlmError, build_request,
-    cost_usd,
+    AssistantMessage, AttemptRecord, ChatMessage, Completion, LlmClient, LlmError, cost_usd,
 };
 use crate::run::{ErrorInfo, ErrorType, Timestamp};
 
@@ -34,23 +34,28 @@ pub(super) struct Said {
 impl ActiveRun {
     /// Steps 1–5 of iteration `iteration`: context, request (`tools` and `params` are the
     /// agent's, built once per run), the LLM call, THOUGHT.
+    /// `window` is what this process learned about the model's window so far.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the step's inputs; a struct would only rename them"
+    )]
     pub(super) async fn think(
         &mut self,
         agent: &Agent,
         llm: &LlmClient,
         iteration: u32,
         (tools, params): (&[Value], &Map<String, Value>),
+        window: &mut Window,
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
     ) -> Result<Flow<Said>, EngineError> {
-        let messages = match self.think_context(agent, observer, shutdown).await? {
-            Ok(messages) => messages,
-            Err(stop) => return Ok(Err(stop)),
+        let request = window::RequestShape {
+            model: &agent.llm.model,
+            tools,
+            params,
         };
-        let body = build_request(&agent.llm.model, &messages, tools, params);
-        let body = self.pre_llm_request(body, observer, shutdown).await?;
         let completion = match self
-            .call_llm(agent, llm, iteration, &body, observer, shutdown)
+            .think_within_window(agent, llm, iteration, &request, window, observer, shutdown)
             .await?
         {
             Ok(completion) => completion,
@@ -82,13 +87,15 @@ impl ActiveRun {
         }))
     }
 
-    /// Steps 1–2: the journal as on disk and context.yaml as on disk, made into messages.
-    async fn think_context(
+    /// Steps 1–2: the journal as on disk and context.yaml as on disk, made into messages
+    /// within the prompt limit `fit` gives.
+    pub(super) async fn think_context(
         &mut self,
         agent: &Agent,
+        fit: Fit<'_>,
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
-    ) -> Result<Flow<Vec<ChatMessage>>, EngineError> {
+    ) -> Result<Flow<Built>, EngineError> {
         let started = Instant::now();
         let journal_path = self.paths.journal();
         let events = read_journal(&journal_path)?.events;
@@ -114,6 +121,14 @@ impl ActiveRun {
                 return Ok(Err(Stop::Failed(info)));
             }
         };
+        let limit = fit.window.limit(&manifest, &agent.llm);
+        let budget = limit
+            .as_ref()
+            .map(|limit| fit.window.messages_budget(limit.tokens, fit.rest_tokens));
+        let budget = match (budget, fit.cap) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let run_id = self.metadata.run_id.as_str().to_owned();
         let env = ContextEnv {
             run_id: &run_id,
@@ -123,7 +138,7 @@ impl ActiveRun {
             output: &self.output,
         };
         let built = tokio::select! {
-            built = build_context(&manifest, &events, &env) => built,
+            built = build_context(&manifest, &events, &env, budget) => built,
             signal = shutdown.wait() => return Ok(Err(interrupted(signal))),
         };
         let built = match built {
@@ -155,19 +170,51 @@ impl ActiveRun {
             journal_events: events.len(),
             elapsed,
         });
-        Ok(Ok(built.messages))
+        let report = built.report;
+        if report.trimmed() {
+            self.log.info(&format!(
+                "context trimmed: {} iteration(s) ({} messages) left out, {} source(s) cut; \
+                 about {} tokens for a budget of {}",
+                report.left_out_iterations,
+                report.left_out_messages,
+                report.cut_sources.len(),
+                report.estimated_tokens,
+                report
+                    .budget_tokens
+                    .map_or_else(|| "none".to_owned(), |b| b.to_string())
+            ));
+            observer.on_event(&EngineEvent::ContextTrimmed {
+                left_out_iterations: report.left_out_iterations,
+                left_out_messages: report.left_out_messages,
+                cut_sources: report.cut_sources.clone(),
+                estimated_tokens: report.estimated_tokens,
+                budget_tokens: report.budget_tokens,
+            });
+        }
+        Ok(Ok(Built {
+            messages: built.messages,
+            report,
+            limit,
+        }))
     }
 
-    /// Step 4: serialize once, record, send those bytes, record the answer.
-    async fn call_llm(
+    /// Step 4: serialize once, record, send those bytes, record the answer. A
+    /// context-length rejection is handed back as [`Called::Overflow`] for the caller to
+    /// shrink the context and retry.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call's inputs; a struct would only rename them"
+    )]
+    pub(super) async fn call_llm(
         &mut self,
         agent: &Agent,
         llm: &LlmClient,
         iteration: u32,
         body: &Value,
+        context: &ContextReport,
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
-    ) -> Result<Flow<Answer>, EngineError> {
+    ) -> Result<Flow<Called>, EngineError> {
         let invocation_id = uuid::Uuid::new_v4().to_string();
         let bytes = serde_json::to_vec(body).map_err(EngineError::Serialize)?;
         let dir = self.paths.invocation_dir(&invocation_id);
@@ -214,6 +261,7 @@ impl ActiveRun {
             retries: Vec::new(),
             error: None,
             response_received: false,
+            context: context.clone(),
         };
         let completion = match outcome {
             Err(signal) => {
@@ -237,6 +285,17 @@ impl ActiveRun {
                     record.response_received = true;
                 }
                 self.write_invocation_record(&record)?;
+                if let Some(overflow) = error.context_overflow() {
+                    self.log.warn(&format!(
+                        "invocation {invocation_id}: the request does not fit the context \
+                         window: {error}"
+                    ));
+                    return Ok(Ok(Called::Overflow {
+                        invocation_id,
+                        overflow,
+                        error: error.to_string(),
+                    }));
+                }
                 self.log
                     .error(&format!("invocation {invocation_id}: failed: {error}"));
                 return Ok(Err(Stop::Failed(llm_failure(&error))));
@@ -274,10 +333,11 @@ impl ActiveRun {
         let body = &completion.raw_body;
         self.hook(HookEvent::PostLlmResponse { body }, observer, shutdown)
             .await?;
-        Ok(Ok(Answer {
+        Ok(Ok(Called::Answer(Answer {
             invocation_id,
             message: completion.message,
-        }))
+            prompt_tokens: completion.usage.map(|usage| usage.prompt_tokens),
+        })))
     }
 
     /// `response.json`: the body as received, except the API key, which a careless server
@@ -320,9 +380,31 @@ impl ActiveRun {
 }
 
 /// The model's answer to one request.
-struct Answer {
-    invocation_id: String,
-    message: AssistantMessage,
+pub(super) struct Answer {
+    pub invocation_id: String,
+    pub message: AssistantMessage,
+    /// The prompt's size as the server counted it, when it said.
+    pub prompt_tokens: Option<u64>,
+}
+
+/// How one request ended when it did not stop the run.
+pub(super) enum Called {
+    Answer(Answer),
+    /// The server answered that the request does not fit the model's context window.
+    Overflow {
+        invocation_id: String,
+        overflow: crate::llm::ContextOverflow,
+        /// The error as the user reads it.
+        error: String,
+    },
+}
+
+/// The messages of one request and what the budget did to them.
+pub(super) struct Built {
+    pub messages: Vec<ChatMessage>,
+    pub report: ContextReport,
+    /// The prompt limit applied, when there was one.
+    pub limit: Option<Limit>,
 }
 
 /// `io/invocations/{id}/metadata.json`.
@@ -350,6 +432,8 @@ struct InvocationRecord {
     /// the API key redacted), even when the call failed on it. False when nothing arrived
     /// (connection failure, timeout, cancelled), and there is no `response.json`.
     response_received: bool,
+    /// What the token budget left out of this request, and its estimated size.
+    context: ContextReport,
 }
 
 #[derive(Debug, Serialize)]
@@ -364,7 +448,8 @@ fn retry_lines(attempts: &[AttemptRecord]) -> Vec<String> {
 }
 
 /// The request parameters besides model, messages and tools: `temperature`, `max_tokens`
-/// and every other key of `llm:`, as written. `pricing` is not among them: it is ours.
+/// and every other key of `llm:`, as written. `pricing` and `context_window` are not among
+/// them: they are ours.
 pub(super) fn request_params(llm: &LlmConfig) -> Map<String, Value> {
     let mut params = llm.extra.clone();
     if let Some(temperature) = llm.temperature {

@@ -172,6 +172,119 @@ impl LlmError {
     }
 }
 
+impl LlmError {
+    /// The server's answer said the request does not fit the model's context window
+    /// (see [`ContextOverflow::recognise`]); `None` for every other failure.
+    pub fn context_overflow(&self) -> Option<ContextOverflow> {
+        match self {
+            LlmError::Http { status, body, .. } => ContextOverflow::recognise(*status, &body.0),
+            LlmError::Unreachable { .. }
+            | LlmError::Timeout { .. }
+            | LlmError::MalformedResponse { .. }
+            | LlmError::Setup { .. } => None,
+        }
+    }
+}
+
+/// A server's "the request does not fit the context window" answer, with the numbers it
+/// gave. Servers word it differently; each shape recognised is quoted, with its source,
+/// in the tests below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContextOverflow {
+    /// The model's context window in tokens, when the answer says it.
+    pub window: Option<u64>,
+    /// The prompt's size in the server's tokens, when the answer says it.
+    pub prompt_tokens: Option<u64>,
+}
+
+impl ContextOverflow {
+    /// Recognises the answer `body` with HTTP `status` as a context-length error of
+    /// OpenAI, vLLM, llama.cpp's server or llama-cpp-python.
+    ///
+    /// Recognised by the error's `code` (`context_length_exceeded`: OpenAI,
+    /// llama-cpp-python), its `type` (`exceed_context_size_error`: llama.cpp), or its
+    /// message (vLLM, older llama.cpp); the error object may sit under `error` or be the
+    /// body itself (older vLLM). Only 400, 413 and 422 answers qualify: a 5xx that mentions
+    /// the context is a server failure, not a request to shrink.
+    #[must_use]
+    pub fn recognise(status: u16, body: &[u8]) -> Option<Self> {
+        if !matches!(status, 400 | 413 | 422) {
+            return None;
+        }
+        let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+        let error = match value.get("error") {
+            Some(inner @ serde_json::Value::Object(_)) => inner,
+            Some(_) | None => &value,
+        };
+        let text = |key: &str| error.get(key).and_then(serde_json::Value::as_str);
+        let number = |key: &str| error.get(key).and_then(serde_json::Value::as_u64);
+        let message = text("message").unwrap_or_default();
+        let by_code = text("code") == Some("context_length_exceeded");
+        let by_type = text("type") == Some("exceed_context_size_error");
+        let by_message = OVERFLOW_PHRASES.iter().any(|p| message.contains(p));
+        if !(by_code || by_type || by_message) {
+            return None;
+        }
+        let window = number("n_ctx").or_else(|| {
+            WINDOW_MARKERS
+                .iter()
+                .find_map(|marker| number_after(message, marker))
+        });
+        let prompt_tokens = number("n_prompt_tokens").or_else(|| {
+            PROMPT_MARKERS
+                .iter()
+                .find_map(|marker| number_after(message, marker))
+        });
+        Some(ContextOverflow {
+            window,
+            prompt_tokens,
+        })
+    }
+}
+
+/// Message phrases that mean the context is too long (matched when neither `code` nor
+/// `type` says so, e.g. vLLM's `BadRequestError`).
+const OVERFLOW_PHRASES: &[&str] = &[
+    "maximum context length is",
+    "model's context length is only",
+    "exceeds the available context size",
+];
+
+/// Text that the window's size follows, in the servers' messages.
+const WINDOW_MARKERS: &[&str] = &[
+    "maximum context length is ",
+    "model's context length is only ",
+    "available context size (",
+    "n_ctx = ",
+];
+
+/// Text that the prompt's size follows, most specific first. Where a message gives the
+/// total with the completion ("you requested 5000 tokens (4000 in the messages, …)"), the
+/// number in parentheses is read before the total.
+const PROMPT_MARKERS: &[&str] = &[
+    "your messages resulted in ",
+    "your prompt contains at least ",
+    "your prompt contains ",
+    "You passed ",
+    "your request has ",
+    "request (",
+    "n_tokens = ",
+    "tokens (",
+    "you requested ",
+];
+
+/// The decimal number right after the first `marker` in `text` (thousands separators
+/// allowed).
+fn number_after(text: &str, marker: &str) -> Option<u64> {
+    let start = text.find(marker)? + marker.len();
+    let digits: String = text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
 fn last_failure(attempts: &[AttemptRecord]) -> String {
     attempts.last().map_or_else(
         || "no attempt made".to_owned(),
@@ -240,6 +353,106 @@ mod tests {
         assert_eq!(
             last.to_string(),
             "attempt 5/5 failed: no response within 120 s"
+        );
+    }
+
+    fn overflow(status: u16, body: &str) -> Option<ContextOverflow> {
+        ContextOverflow::recognise(status, body.as_bytes())
+    }
+
+    fn numbers(window: Option<u64>, prompt_tokens: Option<u64>) -> Option<ContextOverflow> {
+        Some(ContextOverflow {
+            window,
+            prompt_tokens,
+        })
+    }
+
+    /// OpenAI: HTTP 400, `code` `context_length_exceeded`, in its older ("your messages
+    /// resulted in") and newer ("you requested … (… in the messages, … in the
+    /// completion)") wording.
+    #[test]
+    fn openai_context_length_exceeded_is_recognised() {
+        let older = r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 8500 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        assert_eq!(overflow(400, older), numbers(Some(8192), Some(8500)));
+        let newer = r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, you requested 130500 tokens (125500 in the messages, 5000 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        assert_eq!(overflow(400, newer), numbers(Some(128_000), Some(125_500)));
+        // The code alone is enough, whatever the message says.
+        let terse = r#"{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}"#;
+        assert_eq!(overflow(400, terse), numbers(None, None));
+    }
+
+    /// vLLM, HTTP 400 `BadRequestError`, recognised by its message:
+    /// - `vllm/entrypoints/openai/serving_engine.py` `_validate_input` (0.6–0.8), body
+    ///   without the `error` wrapper: "… However, you requested N tokens in the messages,
+    ///   Please reduce …" and "… you requested T tokens (P in the messages, C in the
+    ///   completion) …";
+    /// - the same file later: "'max_tokens' or 'max_completion_tokens' is too large: C.
+    ///   This model's maximum context length is L tokens and your request has P input
+    ///   tokens (C > L - P)";
+    /// - `vllm/renderers/params.py` `_token_len_check` (current): "You passed P input
+    ///   tokens and requested C output tokens. However, the model's context length is
+    ///   only L tokens, …", and its predecessor "This model's maximum context length is L
+    ///   tokens. However, you requested C output tokens and your prompt contains at least
+    ///   P input tokens, …".
+    #[test]
+    fn vllm_context_length_messages_are_recognised() {
+        let legacy = r#"{"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 32818 tokens in the messages, Please reduce the length of the messages.","type":"BadRequestError","param":null,"code":400}"#;
+        assert_eq!(overflow(400, legacy), numbers(Some(32768), Some(32818)));
+        let with_completion = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#;
+        assert_eq!(
+            overflow(400, with_completion),
+            numbers(Some(4096), Some(4000))
+        );
+        let max_tokens = r#"{"error":{"message":"'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's maximum context length is 4096 tokens and your request has 2778 input tokens (8000 > 4096 - 2778). None","type":"BadRequestError","param":null,"code":400}}"#;
+        assert_eq!(overflow(400, max_tokens), numbers(Some(4096), Some(2778)));
+        let renderer = r#"{"error":{"message":"You passed 5000 input tokens and requested 1000 output tokens. However, the model's context length is only 4096 tokens, resulting in a maximum input length of 3096 tokens. Please reduce the length of the input prompt.","type":"BadRequestError","param":"input_tokens","code":400}}"#;
+        assert_eq!(overflow(400, renderer), numbers(Some(4096), Some(5000)));
+        let at_least = r#"{"error":{"message":"This model's maximum context length is 4096 tokens. However, you requested 1000 output tokens and your prompt contains at least 4097 input tokens, for a total of at least 5097 tokens. Please reduce the length of the input prompt or the number of requested output tokens.","type":"BadRequestError","param":"input_tokens","code":400}}"#;
+        assert_eq!(overflow(400, at_least), numbers(Some(4096), Some(4097)));
+    }
+
+    /// llama.cpp's server (`tools/server`): `format_error_response` in server-common.cpp
+    /// maps `ERROR_TYPE_EXCEED_CONTEXT_SIZE` to HTTP 400 and type
+    /// `exceed_context_size_error`, and `server_task_result_error::to_json` in
+    /// server-task.cpp adds `n_prompt_tokens` and `n_ctx`; the message of
+    /// server-context.cpp was "the request exceeds the available context size, try
+    /// increasing it", now "request (P tokens) exceeds the available context size (L
+    /// tokens), try increasing it". Before the type existed it was an
+    /// `invalid_request_error` reading "the request exceeds the available context size.
+    /// try increasing the context size or enable context shift" (`SERVER_ERROR_NO_CONTEXT_SHIFT`
+    /// in tools/server/tests/utils.py), with no numbers.
+    #[test]
+    fn llama_cpp_exceed_context_size_is_recognised() {
+        let current = r#"{"error":{"code":400,"message":"request (5210 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5210,"n_ctx":4096}}"#;
+        assert_eq!(overflow(400, current), numbers(Some(4096), Some(5210)));
+        let typed = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#;
+        assert_eq!(overflow(400, typed), numbers(Some(8192), Some(9000)));
+        let older = r#"{"error":{"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"invalid_request_error"}}"#;
+        assert_eq!(overflow(400, older), numbers(None, None));
+    }
+
+    /// llama-cpp-python's server (`llama_cpp/server/errors.py`,
+    /// `ErrorResponseFormatters.context_length_exceeded`): OpenAI's shape, with "None in
+    /// the completion" when the request set no `max_tokens`.
+    #[test]
+    fn llama_cpp_python_context_length_exceeded_is_recognised() {
+        let body = r#"{"error":{"message":"This model's maximum context length is 2048 tokens. However, you requested 2548 tokens (2048 in the messages, 500 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        assert_eq!(overflow(400, body), numbers(Some(2048), Some(2048)));
+        let no_max = r#"{"error":{"message":"This model's maximum context length is 512 tokens. However, you requested 700 tokens (700 in the messages, None in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        assert_eq!(overflow(400, no_max), numbers(Some(512), Some(700)));
+    }
+
+    #[test]
+    fn other_errors_are_not_context_overflows() {
+        let not_found = r#"{"error":{"message":"The model `x` does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#;
+        assert_eq!(overflow(400, not_found), None);
+        let rate = r#"{"error":{"message":"Rate limit reached for requests: Limit 10000 tokens per min","type":"tokens","code":"rate_limit_exceeded"}}"#;
+        assert_eq!(overflow(429, rate), None);
+        let server = r#"{"error":{"message":"This model's maximum context length is 4096 tokens.","type":"server_error"}}"#;
+        assert_eq!(overflow(500, server), None);
+        assert_eq!(
+            overflow(400, "<html>maximum context length is 5</html>"),
+            None
         );
     }
 

@@ -23,7 +23,7 @@ pub use credentials::{
     API_KEY_VARIABLES, BASE_URL_VARIABLES, Credentials, CredentialsError, DEFAULT_BASE_URL, Origin,
     Source, resolve_credentials,
 };
-pub use error::{AttemptFailure, AttemptRecord, LlmError, ResponseBody};
+pub use error::{AttemptFailure, AttemptRecord, ContextOverflow, LlmError, ResponseBody};
 pub use message::{AssistantMessage, ChatMessage, ToolCall, build_request};
 pub use pricing::cost_usd;
 pub use response::{Completion, TokenUsage};

@@ -6,3 +6,4 @@ mod schema;
 mod script;
 mod server;
 mod support;
+mod window;

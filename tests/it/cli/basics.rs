@@ -77,6 +77,8 @@ fn no_arguments_prints_help_on_stderr_and_exits_2() {
       continue     Continue an existing run: resume, answer its question, extend or retry it
       list-runs    List the runs of a workspace, most recently updated first
       run          Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace
+      export       Export a run as an ATIF trajectory or an OpenTelemetry (OTLP/JSON) trace
+      view         Write an HTML page of a run, or a table of a workspace's or a batch's runs
       tool         Inspect tool definitions: `delta tool expand` shows what each tool really runs
       batch        Run a task set as many runs, locally or as a Slurm array job; see its state
       completions  Print a shell completion script (bash, zsh, fish, elvish, powershell)
@@ -92,6 +94,12 @@ fn no_arguments_prints_help_on_stderr_and_exits_2() {
 
       # See exactly how its tools will be executed
       delta tool expand my-agent
+
+      # Look at a run in the browser
+      delta view --run-id ID -w ./work --open
+
+      # Export a run as an ATIF trajectory
+      delta export --run-id ID -w ./work --format atif
 
       # Enable completions (bash)
       source <(delta completions bash)

@@ -3,6 +3,7 @@
 //! codes, stdout, stderr, and the files under `.delta/`.
 
 mod concurrency;
+mod context_window;
 mod demo;
 mod faults;
 mod formats;

@@ -96,7 +96,16 @@ fn sigint_during_a_slow_llm_call_interrupts_the_run() {
       "attempts": 1,
       "retries": [],
       "error": "cancelled by SIGINT",
-      "response_received": false
+      "response_received": false,
+      "context": {
+        "estimated_tokens": 65,
+        "budget_tokens": null,
+        "left_out_iterations": 0,
+        "left_out_messages": 0,
+        "kept_messages": 0,
+        "cut_sources": [],
+        "fits": true
+      }
     }
     "#);
     assert_no_secret(test.path());
