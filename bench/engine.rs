@@ -71,6 +71,7 @@ impl Observer for Timings {
             | EngineEvent::LlmRetry { .. }
             | EngineEvent::Thought { .. }
             | EngineEvent::ToolStarted { .. }
+            | EngineEvent::Detail { .. }
             | EngineEvent::RunFinished { .. } => {}
         }
     }
@@ -173,6 +174,7 @@ fn write_journal(path: &Path, events: usize) {
             EventPayload::Thought(Thought {
                 content: format!("Step {cycle}: reading the next file."),
                 llm_invocation_ref: format!("invocation-{cycle}"),
+                reasoning: None,
                 tool_calls: vec![ToolCall {
                     id: call_id.clone(),
                     name: "read_file".to_owned(),

@@ -25,6 +25,7 @@ use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
 use crate::journal::{Event, EventPayload, Thought};
 use crate::llm::{AssistantMessage, ChatMessage, ToolCall};
 use crate::process::{OutputPolicy, ProcessError, ProcessOptions, run_process};
+use crate::quote::command_line;
 use crate::secrets::Redactor;
 
 /// What a tool message says when the journal holds no result for a tool call (the run
@@ -262,8 +263,7 @@ async fn run_generator(generator: &Generator, env: &ContextEnv<'_>) -> Result<()
         timeout: Duration::from_millis(generator.timeout_ms),
         output: env.output.clone(),
     };
-    let command = shlex::try_join(generator.command.iter().map(String::as_str))
-        .unwrap_or_else(|_| format!("{:?}", generator.command));
+    let command = command_line(&generator.command);
     let outcome = run_process(&generator.command, None, &options)
         .await
         .map_err(|error| match error {
@@ -413,15 +413,7 @@ fn assistant(thought: &Thought) -> ChatMessage {
     };
     ChatMessage::Assistant(AssistantMessage {
         content,
-        tool_calls: thought
-            .tool_calls
-            .iter()
-            .map(|call| ToolCall {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: call.arguments.clone(),
-            })
-            .collect(),
+        tool_calls: thought.tool_calls.iter().map(ToolCall::from).collect(),
     })
 }
 
@@ -535,6 +527,7 @@ mod tests {
                     arguments: "{\"x\":1}".to_owned(),
                 })
                 .collect(),
+            reasoning: None,
         })
     }
 
@@ -591,7 +584,7 @@ mod tests {
             wire(&conversation(&journal, None)),
             [
                 json!({"role": "user", "content": "task"}),
-                json!({"role": "assistant", "content": null, "tool_calls": [
+                json!({"role": "assistant", "content": "", "tool_calls": [
                     {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{\"x\":1}"}},
                     {"id": "c2", "type": "function", "function": {"name": "t", "arguments": "{\"x\":1}"}},
                 ]}),
@@ -722,7 +715,7 @@ mod tests {
                 {"id": "a1", "type": "function", "function": {"name": "ls", "arguments": "{\"dir\":\".\"}"}},
             ]}),
             json!({"role": "tool", "tool_call_id": "a1", "content": "f.txt"}),
-            json!({"role": "assistant", "content": null, "tool_calls": [
+            json!({"role": "assistant", "content": "", "tool_calls": [
                 {"id": "m1", "type": "function", "function": {"name": "cat", "arguments": "{}"}},
             ]}),
             json!({"role": "tool", "tool_call_id": "m1", "content": "no"}),

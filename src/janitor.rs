@@ -226,9 +226,7 @@ pub fn owner_gone(metadata: &Metadata) -> bool {
         && process_alive(&identity) != Liveness::Alive
 }
 
-/// `/proc/PID/comm` without its newline.
+/// The name of the process that has `pid` now.
 fn process_name(pid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .ok()
-        .map(|name| name.trim_end().to_owned())
+    delta_procfs::read(i32::try_from(pid).ok()?).map(|stat| stat.comm)
 }

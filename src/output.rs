@@ -23,6 +23,7 @@ pub use list::{
 };
 pub use stream::{RefusalLine, ResultLine, ResultTag};
 
+use crate::quote::quote_path;
 use crate::run::{
     ErrorInfo, ErrorType, FinalStatus, InputType, InteractionRequest, Metadata, RunId, RunPaths,
     RunStateError, RunStatus, Timestamp, Usage, read_interaction_request, read_metadata,
@@ -301,7 +302,7 @@ pub fn render_text(result: &RunResult) -> String {
     let continue_cmd = format!(
         "delta continue --run-id {} -w {}",
         result.run_id,
-        shell_quote(&result.metadata.workspace_path.to_string_lossy())
+        quote_path(&result.metadata.workspace_path)
     );
     match result.status {
         FinalStatus::Completed => {
@@ -379,9 +380,4 @@ pub fn format_duration(ms: u64) -> String {
         60..3600 => format!("{}m {}s", secs / 60, secs % 60),
         _ => format!("{}h {}m {}s", secs / 3600, secs % 3600 / 60, secs % 60),
     }
-}
-
-/// Quotes `text` for a POSIX shell when it needs it, so printed commands can be pasted.
-fn shell_quote(text: &str) -> String {
-    shlex::try_quote(text).map_or_else(|_| text.to_owned(), |quoted| quoted.into_owned())
 }

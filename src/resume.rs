@@ -27,6 +27,7 @@ use crate::journal::{
     Event, EventPayload, FsyncPolicy, Journal, JournalError, MessageLevel, RunStart, SystemMessage,
     TornTail, UserMessage, read_journal, repair_torn_tail,
 };
+use crate::quote::quote_path;
 use crate::run::{
     Metadata, ProcessIdentity, RunId, RunLock, RunPaths, RunStateError, RunStatus, Timestamp,
     clear_interaction, is_locked_by_other, open_run, read_interaction_request,
@@ -381,7 +382,7 @@ fn check_host(paths: &RunPaths, metadata: &Metadata, force: bool) -> Result<(), 
         run_id: metadata.run_id.clone(),
         recorded_host: metadata.hostname.clone(),
         this_host: ProcessIdentity::current().hostname,
-        workspace: shell_quote(paths.workspace()),
+        workspace: quote_path(paths.workspace()),
     })
 }
 
@@ -405,7 +406,7 @@ fn clean_up_orphan(
             run_id: metadata.run_id.clone(),
             recorded_host: metadata.hostname.clone(),
             this_host: ProcessIdentity::current().hostname,
-            workspace: shell_quote(paths.workspace()),
+            workspace: quote_path(paths.workspace()),
         },
     })?;
     let now = Timestamp::now();
@@ -482,7 +483,7 @@ fn locked_error(paths: &RunPaths, metadata: &Metadata) -> ResumeError {
 
 fn missing_error(paths: &RunPaths, missing: Missing) -> ResumeError {
     let run_id = paths.run_id().clone();
-    let workspace = shell_quote(paths.workspace());
+    let workspace = quote_path(paths.workspace());
     match missing {
         Missing::Message(status) => ResumeError::MessageRequired {
             status,
@@ -499,10 +500,4 @@ fn missing_error(paths: &RunPaths, missing: Missing) -> ResumeError {
             response_path: paths.interaction_response(),
         },
     }
-}
-
-/// A path quoted for a POSIX shell when it needs it, so printed commands can be pasted.
-fn shell_quote(path: &Path) -> String {
-    let text = path.to_string_lossy();
-    shlex::try_quote(&text).map_or_else(|_| text.clone().into_owned(), |q| q.into_owned())
 }

@@ -10,7 +10,7 @@ use crate::hooks::{HookContext, HookControl};
 use crate::journal::Event;
 use crate::output::{RefusalLine, RunListingArray, RunResult};
 use crate::run::{InteractionRequest, Metadata};
-use crate::sessions::{CleanupOutput, EndOutput, ErrorOutput, ExecOutput, ListEntry, StartOutput};
+use delta_sessions::{CleanupOutput, EndOutput, ErrorOutput, ExecOutput, ListEntry, StartOutput};
 
 /// Every schema as `(file name under schemas/, schema)`.
 pub fn all() -> Vec<(&'static str, Value)> {

@@ -82,6 +82,13 @@ pub struct TextMatch {
     /// `sessions-exec`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
+    /// Every line must be one JSON document valid against `schemas/NAME.schema.json`, e.g.
+    /// `stream-line` for `--format jsonl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines_schema: Option<String>,
+    /// The last line must be one JSON document; each JSON pointer must satisfy its matcher.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_line: Option<BTreeMap<String, ValueMatch>>,
 }
 
 /// Checks on the JSON value at one pointer. Every given check must hold; unless `exists:
@@ -299,13 +306,52 @@ impl TextMatch {
                 Err(err) => out.push(Mismatch::new(what, &expected, err.to_string())),
             }
         }
+        if let Some(kind) = &self.lines_schema {
+            let expected = format!("has lines matching {}", schemas.path_of(kind).display());
+            for (number, line) in text.lines().enumerate() {
+                let at = format!("{what} line {}", number + 1);
+                match validate::validate_document(line, false, kind, schemas) {
+                    Ok(problems) => out.extend(
+                        problems
+                            .iter()
+                            .map(|p| Mismatch::new(&at, &expected, p.to_string())),
+                    ),
+                    Err(err) => out.push(Mismatch::new(&at, &expected, err.to_string())),
+                }
+            }
+        }
+        if let Some(pointers) = &self.last_line {
+            let last = text.lines().last().unwrap_or_default();
+            match serde_json::from_str::<Value>(last) {
+                Ok(document) => {
+                    for (pointer, matcher) in pointers {
+                        out.extend(matcher.check(
+                            &format!("{what} last line"),
+                            pointer,
+                            &document,
+                            vars,
+                        ));
+                    }
+                }
+                Err(err) => out.push(Mismatch::new(
+                    what,
+                    "ends with one JSON line",
+                    format!("{err}: {}", quote(last)),
+                )),
+            }
+        }
         out
     }
 
     /// Every regular expression in this matcher, for checking them when a scenario loads.
     pub fn regexes(&self) -> Vec<&str> {
         let mut all: Vec<&str> = self.regex.iter().map(String::as_str).collect();
-        for matcher in self.json.iter().flat_map(BTreeMap::values) {
+        for matcher in self
+            .json
+            .iter()
+            .chain(self.last_line.iter())
+            .flat_map(BTreeMap::values)
+        {
             all.extend(matcher.regex.as_deref());
         }
         all

@@ -41,13 +41,24 @@ pub struct MockLlm {
 }
 
 impl MockLlm {
-    /// Starts `program --script SCRIPT --port 0 --record RECORD` and waits for its port.
-    pub async fn start(program: &Path, script: &Path, record: &Path) -> Result<Self, MockError> {
-        let mut child = Command::new(program)
+    /// Starts `program --script SCRIPT --port 0 --record RECORD [--strict PROFILE]` and
+    /// waits for its port.
+    pub async fn start(
+        program: &Path,
+        script: &Path,
+        record: &Path,
+        strict: Option<&str>,
+    ) -> Result<Self, MockError> {
+        let mut command = Command::new(program);
+        command
             .arg("--script")
             .arg(script)
             .args(["--port", "0", "--host", "127.0.0.1", "--record"])
-            .arg(record)
+            .arg(record);
+        if let Some(profile) = strict {
+            command.args(["--strict", profile]);
+        }
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -193,7 +204,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_program_that_prints_no_port_is_reported() {
-        let err = MockLlm::start(Path::new("true"), Path::new("s"), Path::new("r"))
+        let err = MockLlm::start(Path::new("true"), Path::new("s"), Path::new("r"), None)
             .await
             .unwrap_err();
         assert!(

@@ -464,7 +464,8 @@ async fn start_llm(
                 .map_err(|err| setup_failure("serialize the mock script", err.to_string()))?;
             std::fs::write(&script_path, text)
                 .map_err(|err| setup_failure("write the mock script", err.to_string()))?;
-            MockLlm::start(&config.mock_llm, &script_path, &record_path)
+            let strict = scenario.mock_profile.strict_name();
+            MockLlm::start(&config.mock_llm, &script_path, &record_path, strict)
                 .await
                 .map(|server| LlmServer::Mock(Box::new(server)))
                 .map_err(|err| setup_failure("start mock-llm", err.to_string()))

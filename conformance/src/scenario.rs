@@ -67,6 +67,10 @@ pub struct Scenario {
     /// The mock-llm script as a file, relative to the scenario file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mock_file: Option<String>,
+    /// Whose request validation mock-llm reproduces (`mock-llm --strict`): a request that
+    /// server would refuse gets its error status and body. Default: `openai`.
+    #[serde(default, skip_serializing_if = "MockProfile::is_default")]
+    pub mock_profile: MockProfile,
     /// Files created before the first step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<SetupFile>,
@@ -236,6 +240,40 @@ pub enum LlmEndpoint {
     Mock,
     /// A port on 127.0.0.1 where nothing listens.
     Unreachable,
+}
+
+/// The real server whose request validation mock-llm reproduces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MockProfile {
+    /// The OpenAI API.
+    #[default]
+    Openai,
+    /// llama-cpp-python's server with `--chat_format chatml-function-calling`.
+    LlamaCpp,
+    /// vLLM with `--enable-auto-tool-choice`.
+    Vllm,
+    /// Ollama's OpenAI-compatible layer.
+    Ollama,
+    /// No validation: any chat request is answered.
+    Lenient,
+}
+
+impl MockProfile {
+    fn is_default(&self) -> bool {
+        *self == MockProfile::default()
+    }
+
+    /// The `--strict` value, or `None` for a lenient mock.
+    pub fn strict_name(self) -> Option<&'static str> {
+        match self {
+            MockProfile::Openai => Some("openai"),
+            MockProfile::LlamaCpp => Some("llama-cpp"),
+            MockProfile::Vllm => Some("vllm"),
+            MockProfile::Ollama => Some("ollama"),
+            MockProfile::Lenient => None,
+        }
+    }
 }
 
 /// A file created before the first step (its parent directories too).

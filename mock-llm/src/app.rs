@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::listener::Connection;
 use crate::script::{ErrorStep, MalformedStep, MessageStep, Mode, Script, Step, Usage};
+use crate::strict::Profile;
 use crate::window::{ContextWindow, prompt_tokens};
 
 /// Model id echoed when a request names none, and listed when the script names none.
@@ -51,6 +52,7 @@ pub(crate) struct App {
     /// `ends[i]` = number of steps covered by entries `0..=i` (entries repeat).
     ends: Vec<u64>,
     log: Mutex<Log>,
+    strict: Option<Profile>,
 }
 
 struct Log {
@@ -61,7 +63,12 @@ struct Log {
 }
 
 impl App {
-    pub(crate) fn new(script: Script, file: Option<(PathBuf, File)>, keep: bool) -> Self {
+    pub(crate) fn new(
+        script: Script,
+        file: Option<(PathBuf, File)>,
+        keep: bool,
+        strict: Option<Profile>,
+    ) -> Self {
         let ends = script
             .steps
             .iter()
@@ -80,6 +87,7 @@ impl App {
                 kept: keep.then(Vec::new),
                 file,
             }),
+            strict,
         }
     }
 
@@ -205,6 +213,12 @@ pub(crate) fn router(app: Arc<App>) -> Router {
 struct ChatRequest {
     model: String,
     tool_messages: u64,
+    /// Whether the model would see the request's tools (see [`Profile::offers_tools`]).
+    tools_offered: bool,
+    /// `stream: true`: answer a message step with server-sent events.
+    stream: bool,
+    /// `stream_options.include_usage`: end the stream with a usage chunk.
+    include_usage: bool,
 }
 
 fn inspect(body: &Value) -> Result<ChatRequest, String> {
@@ -214,12 +228,6 @@ fn inspect(body: &Value) -> Result<ChatRequest, String> {
     let Some(messages) = object.get("messages").and_then(Value::as_array) else {
         return Err("mock-llm: the request needs a `messages` array".to_string());
     };
-    if object.get("stream").and_then(Value::as_bool) == Some(true) {
-        return Err(
-            "mock-llm: streaming is not supported; send the request without `stream: true`"
-                .to_string(),
-        );
-    }
     let tool_messages = messages
         .iter()
         .filter(|message| message.get("role").and_then(Value::as_str) == Some("tool"))
@@ -229,9 +237,18 @@ fn inspect(body: &Value) -> Result<ChatRequest, String> {
         .and_then(Value::as_str)
         .unwrap_or(DEFAULT_MODEL)
         .to_string();
+    let stream = object.get("stream").and_then(Value::as_bool) == Some(true);
+    let include_usage = object
+        .get("stream_options")
+        .and_then(|options| options.get("include_usage"))
+        .and_then(Value::as_bool)
+        == Some(true);
     Ok(ChatRequest {
         model,
         tool_messages,
+        tools_offered: true,
+        stream,
+        include_usage,
     })
 }
 
@@ -254,8 +271,21 @@ async fn chat(
             Err(format!("mock-llm: the request body is not JSON: {err}")),
         ),
     };
+    if let Some(profile) = app.strict
+        && let Err(rejection) = profile.check(&body)
+    {
+        if let Err(err) = app.record_rejected(uri.path(), body, has_authorization) {
+            return err.into_response();
+        }
+        let status =
+            StatusCode::from_u16(rejection.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return (status, axum::Json(rejection.body)).into_response();
+    }
     let request = match request {
-        Ok(request) => request,
+        Ok(mut request) => {
+            request.tools_offered = app.strict.is_none_or(|profile| profile.offers_tools(&body));
+            request
+        }
         Err(reason) => {
             if let Err(err) = app.record_rejected(uri.path(), body, has_authorization) {
                 return err.into_response();
@@ -289,7 +319,7 @@ async fn chat(
         tokio::time::sleep(Duration::from_millis(delay)).await;
     }
     match entry {
-        Step::Message(message) => completion(message, step, &request.model),
+        Step::Message(message) => completion(message, step, &request),
         Step::Error(error) => scripted_error(error, step),
         Step::DropConnection(_) => {
             connection.drop_now();
@@ -321,12 +351,25 @@ fn exhausted(app: &App, step: u64, request: &ChatRequest) -> Response {
     )
 }
 
-fn completion(message: &MessageStep, step: u64, model: &str) -> Response {
+/// Said instead of a scripted tool call that the server would never have let the model
+/// make (llama-cpp without `tool_choice`).
+pub const TOOLS_NOT_OFFERED: &str = "mock-llm (strict llama-cpp): this step calls a tool, but \
+     the request has no tool_choice, so llama-cpp-python's chatml-function-calling never \
+     showed the tools to the model";
+
+fn completion(message: &MessageStep, step: u64, request: &ChatRequest) -> Response {
+    let model = request.model.as_str();
+    let calls_tools = !message.tool_calls.is_empty();
+    let content = match &message.content {
+        Some(content) => Some(content.as_str()),
+        None if calls_tools && !request.tools_offered => Some(TOOLS_NOT_OFFERED),
+        None => None,
+    };
     let mut assistant = json!({
         "role": "assistant",
-        "content": message.content,
+        "content": content,
     });
-    if !message.tool_calls.is_empty() {
+    if calls_tools && request.tools_offered {
         let calls: Vec<Value> = message
             .tool_calls
             .iter()
@@ -346,7 +389,7 @@ fn completion(message: &MessageStep, step: u64, model: &str) -> Response {
         assistant["tool_calls"] = Value::Array(calls);
     }
     let finish_reason = message.finish_reason.clone().unwrap_or_else(|| {
-        if message.tool_calls.is_empty() {
+        if !calls_tools || !request.tools_offered {
             "stop".to_string()
         } else {
             "tool_calls".to_string()
@@ -366,7 +409,82 @@ fn completion(message: &MessageStep, step: u64, model: &str) -> Response {
         }],
         "usage": usage_json(usage),
     });
+    if request.stream {
+        return (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/event-stream")],
+            server_sent_events(&body, request.include_usage),
+        )
+            .into_response();
+    }
     (StatusCode::OK, axum::Json(body)).into_response()
+}
+
+/// A completion as OpenAI streams it: `chat.completion.chunk` events whose deltas carry
+/// the role, then the content and each tool call's arguments in two pieces (so clients
+/// must reassemble them), then the finish reason; a usage chunk with no choices when
+/// `include_usage`; then `data: [DONE]`.
+fn server_sent_events(completion: &Value, include_usage: bool) -> String {
+    let chunk = |delta: Value, finish_reason: Value| {
+        json!({
+            "id": completion["id"],
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": completion["model"],
+            "choices": [{"index": 0, "delta": delta, "logprobs": null,
+                         "finish_reason": finish_reason}],
+        })
+    };
+    let halves = |text: &str| {
+        let middle = text
+            .char_indices()
+            .nth(text.chars().count() / 2)
+            .map_or(text.len(), |(at, _)| at);
+        [text[..middle].to_owned(), text[middle..].to_owned()]
+    };
+    let choice = &completion["choices"][0];
+    let message = &choice["message"];
+    let mut chunks = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    if let Some(content) = message["content"].as_str() {
+        for piece in halves(content) {
+            chunks.push(chunk(json!({"content": piece}), Value::Null));
+        }
+    }
+    for (index, call) in message["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        chunks.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                   "function": {"name": call["function"]["name"], "arguments": ""}}]}),
+            Value::Null,
+        ));
+        let arguments = call["function"]["arguments"].as_str().unwrap_or_default();
+        for piece in halves(arguments) {
+            chunks.push(chunk(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+                Value::Null,
+            ));
+        }
+    }
+    chunks.push(chunk(json!({}), choice["finish_reason"].clone()));
+    if include_usage {
+        let mut last = chunk(json!({}), Value::Null);
+        last["choices"] = json!([]);
+        last["usage"] = completion["usage"].clone();
+        chunks.push(last);
+    }
+    let mut events: String = chunks
+        .iter()
+        .map(|chunk| format!("data: {chunk}\n\n"))
+        .collect();
+    events.push_str("data: [DONE]\n\n");
+    events
 }
 
 fn usage_json(usage: Usage) -> Value {

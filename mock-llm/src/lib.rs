@@ -65,8 +65,9 @@
 //!
 //! A request past the end of the script gets HTTP 500 with an OpenAI-style error whose
 //! message starts `mock-llm: script exhausted:`. A request that is not a JSON object with
-//! a `messages` array, or that asks for `stream: true` (not supported), gets HTTP 400
-//! and uses up no step.
+//! a `messages` array gets HTTP 400 and uses up no step. A `message` step asked for with
+//! `stream: true` is sent as server-sent events, its content and tool-call arguments
+//! split across chunks, with a usage chunk when `stream_options.include_usage` is true.
 //!
 //! # Responses
 //!
@@ -108,6 +109,7 @@ mod app;
 mod listener;
 mod script;
 mod server;
+mod strict;
 mod window;
 
 pub use app::{CREATED, DEFAULT_MODEL, RecordedRequest};
@@ -116,4 +118,5 @@ pub use script::{
     MessageStep, Mode, Script, ScriptError, Step, ToolCall, Usage, script_schema,
 };
 pub use server::{MockServer, ServerError, ServerOptions};
+pub use strict::{OPENAI_PARAMETERS, Profile, Rejection, UnknownProfile};
 pub use window::{BYTES_PER_TOKEN, ContextWindow, OverflowShape, prompt_tokens};

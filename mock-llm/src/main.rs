@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mock_llm::{
-    ContextWindow, MockServer, OverflowShape, Script, ScriptError, ServerError, ServerOptions,
+    ContextWindow, MockServer, OverflowShape, Profile, Script, ScriptError, ServerError,
+    ServerOptions,
 };
 
 const SCRIPT_HELP: &str = "\
@@ -59,6 +60,10 @@ struct Cli {
     /// the Authorization header's value is never written.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
+    /// Validate every chat request as this server does and refuse what it refuses, with
+    /// its status and error body: openai, llama-cpp, vllm or ollama.
+    #[arg(long, value_name = "PROFILE")]
+    strict: Option<Profile>,
     /// Answer requests over N tokens (body bytes / 4, rounded up) with HTTP 400 and a
     /// context-length error; they use up no step.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -108,6 +113,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         addr: SocketAddr::new(cli.host, cli.port),
         record_file: cli.record,
         keep_requests: false,
+        strict: cli.strict,
         context_window: cli.context_window.map(|tokens| ContextWindow {
             tokens,
             shape: cli.context_error,

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use crate::app::{App, RecordedRequest, router};
 use crate::listener::{Connection, CuttableListener};
 use crate::script::Script;
+use crate::strict::Profile;
 use crate::window::ContextWindow;
 
 /// How long a stopping server lets in-flight requests finish before cutting them off, so
@@ -30,6 +31,9 @@ pub struct ServerOptions {
     /// Keep requests in memory for [`MockServer::requests`]. Default: `true`; turn it off
     /// for long benchmark runs, where the kept conversations would grow without bound.
     pub keep_requests: bool,
+    /// Validate every chat request the way this server does, and refuse what it refuses
+    /// with its status and error body. Default: `None` (accept any chat request).
+    pub strict: Option<Profile>,
     /// Reject requests over this window with a context-length error. Default: none.
     pub context_window: Option<ContextWindow>,
 }
@@ -40,6 +44,7 @@ impl Default for ServerOptions {
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             record_file: None,
             keep_requests: true,
+            strict: None,
             context_window: None,
         }
     }
@@ -121,7 +126,8 @@ impl MockServer {
             tokio::net::TcpListener::from_std(listener).map_err(bind_error)?
         };
         let app = Arc::new(
-            App::new(script, file, options.keep_requests).with_window(options.context_window),
+            App::new(script, file, options.keep_requests, options.strict)
+                .with_window(options.context_window),
         );
         let (stop, stopped) = watch::channel(false);
         let routes = router(Arc::clone(&app));

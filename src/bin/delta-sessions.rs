@@ -6,6 +6,6 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let code = delta_engine::sessions::cli::main(std::env::args_os(), &mut std::io::stdout());
+    let code = delta_sessions::cli::main(std::env::args_os(), &mut std::io::stdout());
     ExitCode::from(code)
 }

@@ -14,11 +14,11 @@ use clap::{Args, ValueHint};
 
 use super::drive::{self, Format, LimitArgs, Terminal, parse_run_id, read_message};
 use super::error::CliError;
-use super::human::quote;
 use super::render;
 use crate::budget::Budget;
 use crate::launch::{LaunchSpec, Start};
 use crate::output::Exit;
+use crate::quote::quote_path;
 use crate::run::RunId;
 
 /// The long description of `--help` (set on the subcommand, whose doc comment would
@@ -108,7 +108,7 @@ impl ContinueArgs {
     pub(super) fn run(self) -> Result<Exit, CliError> {
         let Some(run_id) = self.run_id else {
             return Err(CliError::RunIdRequired {
-                workspace: quote(&self.work_dir.to_string_lossy()),
+                workspace: quote_path(&self.work_dir),
             });
         };
         let workspace = std::path::absolute(&self.work_dir).map_err(CliError::CurrentDir)?;

@@ -14,6 +14,7 @@ use nix::sys::termios::{LocalFlags, SetArg, Termios, tcgetattr, tcsetattr};
 
 use crate::engine::HumanInput;
 use crate::output::RunResult;
+use crate::quote::quote_path;
 use crate::run::{FinalStatus, InputType, InteractionRequest, RunPaths};
 
 /// The terminal settings in force before echo was turned off, while an answer is being
@@ -110,7 +111,7 @@ pub(super) fn print_pause_guidance(result: &RunResult) {
     let command = format!(
         "delta continue --run-id {} -w {}",
         result.run_id,
-        quote(&workspace.to_string_lossy())
+        quote_path(workspace)
     );
     let mut text = String::from("\n");
     if let Some(interaction) = &result.interaction {
@@ -118,12 +119,7 @@ pub(super) fn print_pause_guidance(result: &RunResult) {
     }
     text.push_str(&format!(
         "Agent paused. Provide response in {}\n  then run: {command}\nOr use: {command} -m <response>\n",
-        quote(&paths.interaction_response().to_string_lossy())
+        quote_path(&paths.interaction_response())
     ));
     super::render::stderr(&text);
-}
-
-/// `text` quoted for a POSIX shell when it needs it, so printed commands can be pasted.
-pub(super) fn quote(text: &str) -> String {
-    shlex::try_quote(text).map_or_else(|_| text.to_owned(), |quoted| quoted.into_owned())
 }

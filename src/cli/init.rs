@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum, ValueHint};
 
-use super::error::CliError;
 use super::render;
 use crate::output::Exit;
+use crate::quote::quote;
 
 /// The default `context.yaml` of seed 000 §2.4.4, comments included, shared by every template.
 pub const DEFAULT_CONTEXT_YAML: &str = include_str!("init/context.yaml");
@@ -161,11 +161,11 @@ fn yaml_string(value: &str) -> String {
 }
 
 impl InitArgs {
-    pub(super) fn run(self) -> Result<Exit, CliError> {
+    pub(super) fn run(self) -> Result<Exit, InitError> {
         // Checked before asking anything, so nobody answers questions for nothing; the
         // `mkdir` below is still what guarantees nothing is overwritten.
         if fs::symlink_metadata(&self.path).is_ok() {
-            return Err(InitError::Exists { path: self.path }.into());
+            return Err(InitError::Exists { path: self.path });
         }
         let name = self
             .path
@@ -268,10 +268,8 @@ fn ask_template() -> Result<Template, InitError> {
 fn next_steps(dir: &Path, name: &str, template: Template) -> String {
     let file = |file: &str| dir.join(file).display().to_string();
     let shown = dir.display().to_string();
-    // Quoted so the suggested command can be pasted as is; a path shlex cannot quote
-    // (it holds a NUL byte, which no path can) is shown as it is.
-    let pasteable =
-        shlex::try_quote(&shown).map_or_else(|_| shown.clone(), |quoted| quoted.into_owned());
+    // Quoted so the suggested command can be pasted as is.
+    let pasteable = quote(&shown);
     let width = file("system_prompt.md").chars().count();
     format!(
         "Created agent `{name}` from template `{template}`:\n  \

@@ -2,8 +2,10 @@
 //! the rendering of errors.
 //!
 //! Adding a command takes one file here (its `Args` struct with `run`) and one variant of
-//! [`Command`]. Commands return an [`Exit`] or a [`CliError`]; only `main` turns either
-//! into the process's exit code, after [`report`] has printed the error once.
+//! [`Command`]. Commands return an [`Exit`] or an error that becomes a [`CliError`]; only
+//! `main` turns either into the process's exit code, after [`report`] has printed the
+//! error once. The command files import `error` and never each other, and `error` imports
+//! no command but `init` (whose error it wraps), so the modules form no cycle.
 
 // The command line renders; printing is denied everywhere else in the workspace.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -95,7 +97,7 @@ pub fn run() -> Result<Exit, CliError> {
         Err(error) => return Err(error.into()),
     };
     match cli.command {
-        Command::Init(args) => args.run(),
+        Command::Init(args) => Ok(args.run()?),
         Command::Continue(args) => args.run(),
         Command::ListRuns(args) => args.run(),
         Command::Run(args) => args.run(),

@@ -166,6 +166,7 @@ impl Observer for StreamRenderer {
                 invocation_id,
                 model,
                 request_bytes,
+                ..
             } => {
                 self.detail(&format!(
                     "llm: invocation {invocation_id} · {request_bytes} bytes to {model}"
@@ -204,7 +205,14 @@ impl Observer for StreamRenderer {
                     duration(*elapsed)
                 ));
             }
-            EngineEvent::Thought { content, .. } => {
+            EngineEvent::Thought {
+                content, reasoning, ..
+            } => {
+                if let Some(reasoning) = reasoning {
+                    for line in reasoning.trim().lines() {
+                        self.detail(&format!("reasoning: {line}"));
+                    }
+                }
                 let text = content.trim();
                 if !text.is_empty() {
                     self.print(&format!("{text}\n"));
@@ -244,6 +252,8 @@ impl Observer for StreamRenderer {
                 text.push_str(&preview(observation));
                 self.print(&text);
             }
+            // engine.log's; the live stream shows what the user acts on.
+            EngineEvent::Detail { .. } => {}
             EngineEvent::RunFinished {
                 status,
                 iterations,

@@ -12,6 +12,7 @@ use super::raw::{AGENT_KEYS, AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYa
 use super::suggest;
 use super::yaml::{self, TopLevelKeys};
 use crate::budget::{Budget, parse_duration};
+use crate::llm::{EXTRA_BODY_KEY, KNOWN_PARAMETERS};
 use crate::tool::ToolDef;
 
 /// The `llm:` section, validated.
@@ -27,7 +28,8 @@ pub struct LlmConfig {
     pub context_window: Option<u64>,
     /// Token prices for cost estimates; never sent to the API.
     pub pricing: Option<Pricing>,
-    /// Every other key of `llm:`, sent to the API unchanged.
+    /// Every other key of `llm:`, and the entries of `llm.extra_body`, sent to the API
+    /// unchanged.
     pub extra: Map<String, Value>,
 }
 
@@ -83,7 +85,7 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
     }
     let raw: AgentYaml = yaml::parse(text, file)?;
     let keys: TopLevelKeys = yaml::parse(text, file)?;
-    let warnings = keys
+    let mut warnings: Vec<String> = keys
         .0
         .iter()
         .filter(|(key, _)| !AGENT_KEYS.contains(&key.value.as_str()))
@@ -119,11 +121,13 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
         (None, None) => None,
     };
 
+    let (llm, llm_warnings) = llm_config(raw.llm, file)?;
+    warnings.extend(llm_warnings);
     Ok(AgentFile {
         name: raw.name.value,
         version: raw.version,
         description: raw.description,
-        llm: llm_config(raw.llm, file)?,
+        llm,
         system_prompt: raw.system_prompt,
         imports: raw.imports.unwrap_or_default(),
         import_roots: raw.import_roots.unwrap_or_default(),
@@ -199,9 +203,10 @@ fn unknown_top_level_key(file: &Path, key: &Spanned<String>) -> String {
     )
 }
 
-fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigError> {
+/// The validated `llm:` section and the warnings about its keys.
+fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<String>), ConfigError> {
     let at = llm.referenced;
-    let llm = llm.value;
+    let mut llm = llm.value;
     let model = match llm.model {
         Some(model) if model.value.trim().is_empty() => {
             return Err(ConfigError::new(file, "`llm.model` is empty")
@@ -277,12 +282,53 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigErr
             })
         }
     };
-    Ok(LlmConfig {
+    let extra_body = match llm.extra.remove(EXTRA_BODY_KEY) {
+        None => Map::new(),
+        Some(Value::Object(body)) => body,
+        Some(_) => {
+            return Err(ConfigError::new(file, "`llm.extra_body` must be a mapping")
+                .at(at)
+                .help(
+                    "list provider-specific request parameters under it, e.g. \
+                         `extra_body: {top_a: 0.1}`",
+                ));
+        }
+    };
+    let warnings = llm
+        .extra
+        .keys()
+        .filter(|key| !KNOWN_PARAMETERS.contains(&key.as_str()))
+        .map(|key| unknown_llm_key(file, key))
+        .collect();
+    let mut extra = llm.extra;
+    extra.extend(extra_body);
+    let config = LlmConfig {
         model,
         temperature: llm.temperature.map(|t| t.value),
         max_tokens: llm.max_tokens.map(|m| m.value),
         context_window: llm.context_window.map(|w| w.value),
         pricing,
-        extra: llm.extra,
-    })
+        extra,
+    };
+    Ok((config, warnings))
+}
+
+/// A key under `llm:` that is no known request parameter: most often a typo, which a
+/// server would reject or, worse, silently ignore. It is still sent, so an agent relying
+/// on a provider's own parameter keeps working.
+fn unknown_llm_key(file: &Path, key: &str) -> String {
+    let name = sanitize(key);
+    let known = KNOWN_PARAMETERS
+        .iter()
+        .copied()
+        .chain(["model", "pricing", EXTRA_BODY_KEY]);
+    let suggestion = suggest::closest(&name, known)
+        .map(|best| format!("did you mean `{best}`? "))
+        .unwrap_or_default();
+    format!(
+        "{}: `llm.{name}` is not a known request parameter; {suggestion}it is sent to the \
+         server as written; to send a provider-specific parameter without this warning, \
+         put it under `llm.extra_body`",
+        file.display()
+    )
 }

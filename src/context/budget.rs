@@ -290,6 +290,7 @@ mod tests {
             payloads.push(EventPayload::Thought(Thought {
                 content: "a".repeat(cycle.text),
                 llm_invocation_ref: format!("inv{n}"),
+                reasoning: None,
                 tool_calls: ids
                     .iter()
                     .map(|id| ToolCall {

@@ -117,6 +117,11 @@ pub fn resolve<'a>(
     }
 }
 
+/// The observation of a tool call whose arguments the token limit cut.
+const CUT_ARGUMENTS_OBSERVATION: &str = "Error: the arguments of this call were cut off by the \
+     token limit before they were complete, so the tool was not run. Call it again with \
+     shorter arguments (e.g. write a long file in parts).";
+
 /// How a command run ended, for the journal and `io/`.
 #[derive(Debug)]
 pub struct Executed {
@@ -243,17 +248,54 @@ impl ExecutionRecord {
 }
 
 impl ActiveRun {
+    /// The start of any tool call, `ask_human` included: ACTION_REQUEST journaled (with the
+    /// command that will run, when one will), then reported.
+    pub(super) fn request_action(
+        &mut self,
+        call: &ToolCall,
+        action_id: &str,
+        tool_args: &Map<String, Value>,
+        command: Option<&str>,
+        observer: &mut dyn Observer,
+    ) -> Result<(), EngineError> {
+        self.journal
+            .append(EventPayload::ActionRequest(ActionRequest {
+                action_id: action_id.to_owned(),
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                tool_args: tool_args.clone(),
+                resolved_command: command.map(str::to_owned),
+            }))?;
+        observer.on_event(&EngineEvent::ToolStarted {
+            action_id: action_id.to_owned(),
+            tool_name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            command: command.map(str::to_owned),
+        });
+        Ok(())
+    }
+
     /// Step 7 for one tool call: ACTION_REQUEST, execution, `io/` record, ACTION_RESULT.
     /// Returns the signal when the run was asked to stop while the tool ran.
+    ///
+    /// `truncated`: the response ended by the token limit, so arguments that do not parse were
+    /// most likely cut short, and the model is told so.
     pub(super) async fn act(
         &mut self,
         agent: &Agent,
         call: &ToolCall,
+        truncated: bool,
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
     ) -> Result<Option<Cut>, EngineError> {
         let action_id = uuid::Uuid::new_v4().to_string();
-        let parsed = parse_arguments(&call.arguments);
+        let parsed = parse_arguments(&call.arguments).map_err(|error| {
+            if truncated {
+                CUT_ARGUMENTS_OBSERVATION.to_owned()
+            } else {
+                error
+            }
+        });
         let tool_args = parsed.clone().unwrap_or_default();
         let is_command = agent.tools.iter().any(|tool| tool.name == call.name);
         let resolved = match (self.mcp_tool(&call.name), &parsed) {
@@ -276,20 +318,7 @@ impl ActiveRun {
             Resolved::Mcp { tool, .. } => Some(tool.resolved_command()),
             Resolved::Refused { .. } => None,
         };
-        self.journal
-            .append(EventPayload::ActionRequest(ActionRequest {
-                action_id: action_id.clone(),
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                tool_args: tool_args.clone(),
-                resolved_command: command.clone(),
-            }))?;
-        observer.on_event(&EngineEvent::ToolStarted {
-            action_id: action_id.clone(),
-            tool_name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            command: command.clone(),
-        });
+        self.request_action(call, &action_id, &tool_args, command.as_deref(), observer)?;
         let hook_call = ToolCallInfo {
             action_id: &action_id,
             tool_call_id: &call.id,
@@ -382,25 +411,7 @@ impl ActiveRun {
                     }
                     Err(cut) => {
                         stopped_by = Some(cut);
-                        let (exit, why) = match cut {
-                            Cut::Signal(signal) => (
-                                "interrupted",
-                                format!("the run was interrupted by {signal}"),
-                            ),
-                            Cut::Budget => (
-                                "budget exceeded",
-                                format!(
-                                    "the run's duration budget ({}) ran out",
-                                    crate::budget::BudgetKind::Duration.show(
-                                        self.limits
-                                            .budget
-                                            .max_duration
-                                            .unwrap_or_default()
-                                            .as_secs_f64()
-                                    )
-                                ),
-                            ),
-                        };
+                        let (exit, why) = self.cut_reason(cut);
                         // The logs keep what the command wrote before it was stopped.
                         let record = ExecutionRecord {
                             command,
@@ -433,13 +444,6 @@ impl ActiveRun {
                 exit_code,
                 execution_ref: action_id.clone(),
             }))?;
-        self.log.info(&format!(
-            "action {action_id}: {} {} in {} ms (exit code {})",
-            call.name,
-            status_name(status),
-            duration.as_millis(),
-            exit_code.map_or_else(|| "none".to_owned(), |c| c.to_string())
-        ));
         observer.on_event(&EngineEvent::ToolFinished {
             action_id: action_id.clone(),
             tool_name: call.name.clone(),
@@ -479,14 +483,6 @@ pub(super) fn tool_env(run_id: &str, agent: &Agent, workspace: &Path) -> Vec<(St
         ),
         ("DELTA_CWD".to_owned(), workspace.display().to_string()),
     ]
-}
-
-fn status_name(status: ActionStatus) -> &'static str {
-    match status {
-        ActionStatus::Success => "SUCCESS",
-        ActionStatus::Failed => "FAILED",
-        ActionStatus::Error => "ERROR",
-    }
 }
 
 #[cfg(test)]

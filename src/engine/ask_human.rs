@@ -13,11 +13,12 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use super::{ActiveRun, EngineError, EngineEvent, Observer, Shutdown, StopSignal, parse_arguments};
+use super::{
+    ActiveRun, EngineError, EngineEvent, Level, Observer, Shutdown, StopSignal, parse_arguments,
+};
 use crate::hooks::{ToolCallInfo, ToolResultInfo};
 use crate::journal::{
-    ActionRequest, ActionResult, ActionStatus, EventPayload, HumanInputReceived, HumanInputRequest,
-    ToolCall,
+    ActionResult, ActionStatus, EventPayload, HumanInputReceived, HumanInputRequest, ToolCall,
 };
 use crate::run::{InputType, InteractionRequest, Timestamp, write_interaction_request};
 use crate::tool::ASK_HUMAN_TOOL;
@@ -154,20 +155,7 @@ impl ActiveRun {
         let action_id = uuid::Uuid::new_v4().to_string();
         let parsed = parse_arguments(&call.arguments);
         let tool_args = parsed.clone().unwrap_or_default();
-        self.journal
-            .append(EventPayload::ActionRequest(ActionRequest {
-                action_id: action_id.clone(),
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                tool_args: tool_args.clone(),
-                resolved_command: None,
-            }))?;
-        observer.on_event(&EngineEvent::ToolStarted {
-            action_id: action_id.clone(),
-            tool_name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            command: None,
-        });
+        self.request_action(call, &action_id, &tool_args, None, observer)?;
         let hook_call = ToolCallInfo {
             action_id: &action_id,
             tool_call_id: &call.id,
@@ -219,21 +207,20 @@ impl ActiveRun {
             Some(human) => match ask_on_thread(&human, &request, shutdown).await {
                 Ok(Ok(Some(answer))) => Some(answer),
                 Ok(Ok(None)) => {
-                    self.warn(
-                        observer,
-                        "no answer to ask_human: standard input is closed; the run waits for an \
-                         answer through `delta continue` instead",
-                    );
+                    observer.on_event(&EngineEvent::Warning {
+                        message: "no answer to ask_human: standard input is closed; the run \
+                                  waits for an answer through `delta continue` instead"
+                            .to_owned(),
+                    });
                     None
                 }
                 Ok(Err(error)) => {
-                    self.warn(
-                        observer,
-                        &format!(
+                    observer.on_event(&EngineEvent::Warning {
+                        message: format!(
                             "cannot ask on the terminal ({error}); the run waits for an answer \
                              through `delta continue` instead"
                         ),
-                    );
+                    });
                     None
                 }
                 Err(signal) => {
@@ -261,10 +248,13 @@ impl ActiveRun {
             }
             None => {
                 write_interaction_request(&self.paths, &request)?;
-                self.log.info(&format!(
-                    "action {action_id}: ask_human waits for an answer in {}",
-                    self.paths.interaction_response().display()
-                ));
+                observer.detail(
+                    Level::Info,
+                    format!(
+                        "action {action_id}: ask_human waits for an answer in {}",
+                        self.paths.interaction_response().display()
+                    ),
+                );
                 Ok(Asked::Paused)
             }
         }
@@ -294,14 +284,6 @@ impl ActiveRun {
                 exit_code,
                 execution_ref: call.action_id.to_owned(),
             }))?;
-        self.log.info(&format!(
-            "action {}: ask_human {}",
-            call.action_id,
-            match status {
-                ActionStatus::Success => "answered",
-                ActionStatus::Failed | ActionStatus::Error => "ended with ERROR",
-            }
-        ));
         observer.on_event(&EngineEvent::ToolFinished {
             action_id: call.action_id.to_owned(),
             tool_name: call.tool_name.to_owned(),
@@ -317,13 +299,6 @@ impl ActiveRun {
         };
         self.post_tool_execution(call, result, reply.blocked, observer, shutdown)
             .await
-    }
-
-    fn warn(&mut self, observer: &mut dyn Observer, message: &str) {
-        self.log.warn(message);
-        observer.on_event(&EngineEvent::Warning {
-            message: message.to_owned(),
-        });
     }
 }
 

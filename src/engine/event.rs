@@ -1,8 +1,9 @@
 //! What the loop reports while it runs: [`EngineEvent`]s handed to an [`Observer`].
 //!
 //! The library never prints. The CLI's renderer turns these into the live stderr stream;
-//! tests and benchmarks pass [`NoObserver`] or collect them. Everything an event says is
-//! also on disk (journal, `io/`, `engine.log`): observers are for watching, not recording.
+//! `engine.log` is one more observer ([`super::EngineLog`]), which every run has; tests
+//! and benchmarks pass [`NoObserver`] or collect them. Everything an event says is also on
+//! disk (journal, `io/`, `engine.log`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -83,6 +84,8 @@ pub enum EngineEvent {
         invocation_id: String,
         /// The model asked for.
         model: String,
+        /// Where the request goes (no credentials in it).
+        endpoint: String,
         /// Size of the request body.
         request_bytes: usize,
     },
@@ -103,11 +106,15 @@ pub enum EngineEvent {
         usage: Option<TokenUsage>,
         /// Failed attempts before the answer.
         retries: usize,
+        /// How many tool calls the answer asks for.
+        tool_calls: usize,
     },
     /// The model's text (may be empty when it only called tools).
     Thought {
         /// The text.
         content: String,
+        /// The model's reasoning, when the server sent it apart from the text.
+        reasoning: Option<String>,
         /// How many tool calls it requested.
         tool_calls: usize,
     },
@@ -137,6 +144,14 @@ pub enum EngineEvent {
         /// The observation the model will read (already capped).
         observation: String,
     },
+    /// Engine detail with no event of its own (what a hook did, a call cancelled or
+    /// failed, a question waiting): `engine.log` records it; the live stream need not.
+    Detail {
+        /// How serious.
+        level: Level,
+        /// One line.
+        message: String,
+    },
     /// The run stopped; RUN_END and the final metadata are on disk.
     RunFinished {
         /// The final status.
@@ -155,6 +170,47 @@ pub enum EngineEvent {
 pub trait Observer {
     /// One event.
     fn on_event(&mut self, event: &EngineEvent);
+
+    /// An [`EngineEvent::Detail`].
+    fn detail(&mut self, level: Level, message: String) {
+        self.on_event(&EngineEvent::Detail { level, message });
+    }
+}
+
+/// Severity of an [`EngineEvent::Detail`] (and of an `engine.log` line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Normal progress.
+    Info,
+    /// Something degraded (a retry, a skipped source).
+    Warn,
+    /// Something failed.
+    Error,
+}
+
+impl Level {
+    /// `INFO`, `WARN`, `ERROR`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Info => "INFO",
+            Level::Warn => "WARN",
+            Level::Error => "ERROR",
+        }
+    }
+}
+
+/// Two observers fed the same events, in order.
+pub(super) struct Both<'a> {
+    pub first: &'a mut dyn Observer,
+    pub second: &'a mut dyn Observer,
+}
+
+impl Observer for Both<'_> {
+    fn on_event(&mut self, event: &EngineEvent) {
+        self.first.on_event(event);
+        self.second.on_event(event);
+    }
 }
 
 /// Ignores every event.

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::{ActiveRun, EngineError, EngineEvent, Observer, Shutdown, Stop};
+use super::{ActiveRun, EngineError, EngineEvent, Level, Observer, Shutdown, Stop};
 use crate::hooks::{HookEffect, HookEvent, HookOutcome, ToolCallInfo, ToolResultInfo};
 use crate::journal::ActionStatus;
 use crate::run::{ErrorInfo, ErrorType, FinalStatus};
@@ -124,7 +124,7 @@ impl ActiveRun {
                 .hook(HookEvent::OnError(error), observer, shutdown)
                 .await
         {
-            self.log.error(&format!("on_error hook not recorded: {e}"));
+            observer.detail(Level::Error, format!("on_error hook not recorded: {e}"));
         }
         let event = HookEvent::OnRunEnd {
             status,
@@ -134,8 +134,7 @@ impl ActiveRun {
         let iteration = self.metadata.iterations;
         let outcome = self.hooks.run(iteration, event).await;
         if let Err(e) = self.record_hook(outcome, observer) {
-            self.log
-                .error(&format!("on_run_end hook not recorded: {e}"));
+            observer.detail(Level::Error, format!("on_run_end hook not recorded: {e}"));
         }
     }
 
@@ -152,19 +151,21 @@ impl ActiveRun {
             self.journal.append(event)?;
         }
         if let Some(warning) = outcome.warning() {
-            self.log.warn(&warning.content);
             observer.on_event(&EngineEvent::Warning {
                 message: warning.content,
             });
         }
         match outcome.result {
             Ok(effect) => {
-                self.log.info(&format!(
-                    "hook {} ({}): {}",
-                    outcome.hook.as_str(),
-                    outcome.io_path_ref,
-                    describe(&effect)
-                ));
+                observer.detail(
+                    Level::Info,
+                    format!(
+                        "hook {} ({}): {}",
+                        outcome.hook.as_str(),
+                        outcome.io_path_ref,
+                        describe(&effect)
+                    ),
+                );
                 Ok(effect)
             }
             Err(_) => Ok(HookEffect::None),

@@ -1,5 +1,6 @@
 //! `engine.log`: the engine's own diagnostics for a run (timings, ids, retries, errors),
-//! one line each: `2025-10-14T10:30:00.123Z INFO message`.
+//! one line each: `2025-10-14T10:30:00.123Z INFO message`. While the run is driven it is
+//! one more [`Observer`], so each step is reported once, as an [`EngineEvent`].
 //!
 //! Distinct from the journal (seed 001 §5.4.1): nothing is rebuilt from it, so a failed
 //! write is not worth failing the run over and is ignored. Like the journal, each line is
@@ -11,29 +12,9 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
+use super::event::{EngineEvent, Level, Observer};
 use crate::run::Timestamp;
 use crate::secrets::Redactor;
-
-/// Severity of a log line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    /// Normal progress.
-    Info,
-    /// Something degraded (a retry, a skipped source).
-    Warn,
-    /// Something failed.
-    Error,
-}
-
-impl Level {
-    fn as_str(self) -> &'static str {
-        match self {
-            Level::Info => "INFO",
-            Level::Warn => "WARN",
-            Level::Error => "ERROR",
-        }
-    }
-}
 
 /// The open `engine.log` of one run.
 #[derive(Debug)]
@@ -77,6 +58,85 @@ impl EngineLog {
     /// [`Level::Error`].
     pub fn error(&mut self, message: &str) {
         self.write(Level::Error, message);
+    }
+}
+
+impl Observer for EngineLog {
+    fn on_event(&mut self, event: &EngineEvent) {
+        match event {
+            EngineEvent::IterationStarted { iteration, .. } => {
+                self.info(&format!("iteration {iteration} started"));
+            }
+            EngineEvent::ContextBuilt {
+                messages,
+                journal_events,
+                elapsed,
+            } => self.info(&format!(
+                "context built: {messages} messages from {journal_events} journal events in {} µs",
+                elapsed.as_micros()
+            )),
+            EngineEvent::Warning { message } => self.warn(message),
+            EngineEvent::LlmRequestStarted {
+                invocation_id,
+                model,
+                endpoint,
+                request_bytes,
+            } => self.info(&format!(
+                "invocation {invocation_id}: sending {request_bytes} bytes to {endpoint} (model \
+                 {model})"
+            )),
+            EngineEvent::LlmRetry {
+                invocation_id,
+                detail,
+            } => self.warn(&format!("invocation {invocation_id}: {detail}")),
+            EngineEvent::LlmResponded {
+                invocation_id,
+                elapsed,
+                usage,
+                retries,
+                tool_calls,
+            } => self.info(&format!(
+                "invocation {invocation_id}: answered in {} ms after {} attempt(s); tokens in \
+                 {} out {}; {tool_calls} tool call(s)",
+                elapsed.as_millis(),
+                retries + 1,
+                usage.map_or(0, |u| u.prompt_tokens),
+                usage.map_or(0, |u| u.completion_tokens),
+            )),
+            EngineEvent::ToolFinished {
+                action_id,
+                tool_name,
+                status,
+                exit_code,
+                elapsed,
+                ..
+            } => self.info(&format!(
+                "action {action_id}: {tool_name} {} in {} ms (exit code {})",
+                status.as_str(),
+                elapsed.as_millis(),
+                exit_code.map_or_else(|| "none".to_owned(), |c| c.to_string())
+            )),
+            EngineEvent::Detail { level, message } => self.write(*level, message),
+            // Their lines are written as details where they happen.
+            EngineEvent::ContextTrimmed { .. } | EngineEvent::ContextWindowExceeded { .. } => {}
+            EngineEvent::RunFinished {
+                status,
+                iterations,
+                error,
+            } => self.info(&format!(
+                "run ended {status} after {iterations} iteration(s){}",
+                error
+                    .as_ref()
+                    .map(|e| format!(": {}: {}", e.error_type, e.message))
+                    .unwrap_or_default()
+            )),
+            // The run's creation or takeover is logged when it happens, with more than the
+            // event says;
+            // the start of a tool call is in its ACTION_REQUEST, the text in the THOUGHT.
+            EngineEvent::RunStarted { .. }
+            | EngineEvent::ToolStarted { .. }
+            | EngineEvent::Thought { .. } => {}
+        }
     }
 }
 

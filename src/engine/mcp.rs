@@ -12,7 +12,7 @@ use super::act::{tool_env, until};
 use super::interrupted;
 use super::limits::Cut;
 use super::observation::{OBSERVATION_LIMIT_CHARS, cap_observation};
-use super::{ActiveRun, EngineError, EngineEvent, Flow, Observer, Shutdown, Stop};
+use super::{ActiveRun, EngineError, EngineEvent, Flow, Level, Observer, Shutdown, Stop};
 use crate::config::Agent;
 use crate::journal::ActionStatus;
 use crate::mcp::{McpEnv, McpServers, McpTool, write_call_record};
@@ -51,25 +51,27 @@ impl ActiveRun {
         match started {
             Ok(servers) => {
                 for warning in &servers.warnings {
-                    self.log.warn(warning);
                     observer.on_event(&EngineEvent::Warning {
                         message: warning.clone(),
                     });
                 }
                 for (server, tools) in servers.servers() {
-                    self.log.info(&format!(
-                        "MCP server '{}' started ({}), protocol {}: {} tool(s)",
-                        server.name,
-                        server.describe(),
-                        servers.protocol(&server.name).unwrap_or_default(),
-                        tools.len()
-                    ));
+                    observer.detail(
+                        Level::Info,
+                        format!(
+                            "MCP server '{}' started ({}), protocol {}: {} tool(s)",
+                            server.name,
+                            server.describe(),
+                            servers.protocol(&server.name).unwrap_or_default(),
+                            tools.len()
+                        ),
+                    );
                 }
                 self.mcp = Some(servers);
                 Ok(())
             }
             Err(error) => {
-                self.log.error(&error.to_string());
+                observer.detail(Level::Error, error.to_string());
                 Err(Stop::Failed(
                     ErrorInfo::new(ErrorType::ConfigError, error.to_string())
                         .with_details(error.help),
@@ -79,10 +81,10 @@ impl ActiveRun {
     }
 
     /// Stops the MCP servers (their process groups killed); idempotent.
-    pub(super) async fn stop_mcp(&mut self) {
+    pub(super) async fn stop_mcp(&mut self, observer: &mut dyn Observer) {
         if let Some(mut servers) = self.mcp.take() {
             servers.stop().await;
-            self.log.info("MCP servers stopped");
+            observer.detail(Level::Info, "MCP servers stopped".to_owned());
         }
     }
 
@@ -170,16 +172,7 @@ impl ActiveRun {
                 })
             }
             Err(cut) => {
-                let (exit, why) = match cut {
-                    Cut::Signal(signal) => (
-                        "interrupted",
-                        format!("the run was interrupted by {signal}"),
-                    ),
-                    Cut::Budget => (
-                        "budget exceeded",
-                        "the run's duration budget ran out".to_owned(),
-                    ),
-                };
+                let (exit, why) = self.cut_reason(cut);
                 ExecutionRecord {
                     command: command.clone(),
                     logs: None,

@@ -51,9 +51,9 @@ use serde_json::Value;
 
 pub use act::parse_arguments;
 pub use ask_human::{HumanInput, ask_human_schema};
-pub use event::{EngineEvent, NoObserver, Observer};
+pub use event::{EngineEvent, Level, NoObserver, Observer};
 pub use limits::Limits;
-pub use log::{EngineLog, Level};
+pub use log::EngineLog;
 pub use observation::{Ending, OBSERVATION_LIMIT_CHARS, cap_observation, format_observation};
 pub use shutdown::{Shutdown, ShutdownTrigger, StopSignal};
 pub use start::{NewRun, Origin};
@@ -61,7 +61,7 @@ pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
 use crate::hooks::{HookEvent, HookRunner};
-use crate::journal::{EventPayload, Journal, JournalError, RunEnd};
+use crate::journal::{EventPayload, Journal, JournalError, MessageLevel, RunEnd, SystemMessage};
 use crate::llm::LlmClient;
 use crate::process::{OUTPUT_KEEP_BYTES, OutputPolicy};
 use crate::run::{
@@ -69,6 +69,7 @@ use crate::run::{
 };
 use crate::tool::{ASK_HUMAN_TOOL, ToolSpec};
 use ask_human::Asked;
+use event::Both;
 use limits::{Clock, Cut, Verdict};
 use think::request_params;
 use window::Window;
@@ -118,7 +119,6 @@ pub struct ActiveRun {
     _lock: RunLock,
     journal: Journal,
     metadata: Metadata,
-    log: EngineLog,
     /// Answers `ask_human` at once (`-i`); without it the run pauses for the answer.
     human: Option<Arc<dyn HumanInput>>,
     hooks: HookRunner,
@@ -155,7 +155,7 @@ impl ActiveRun {
     /// metadata). Returns the run's paths; read `metadata.json` for the outcome.
     ///
     /// `llm` is used as it is (its retry settings included); `shutdown` stops the run
-    /// early. Observers see every step as it happens.
+    /// early. `observer` sees every step as it happens, as does the run's `engine.log`.
     ///
     /// # Errors
     /// Only when the end itself cannot be recorded. A failure to write the run's files
@@ -168,6 +168,11 @@ impl ActiveRun {
         observer: &mut dyn Observer,
         mut shutdown: Shutdown,
     ) -> Result<RunPaths, EngineError> {
+        let mut log = EngineLog::open(&self.paths.engine_log(), self.output.redactor.clone());
+        let observer = &mut Both {
+            first: &mut log,
+            second: observer,
+        };
         observer.on_event(&EngineEvent::RunStarted {
             run_id: self.metadata.run_id.as_str().to_owned(),
             agent_name: agent.name.clone(),
@@ -180,13 +185,10 @@ impl ActiveRun {
             Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,
             Err(stop) => Ok(stop),
         };
-        self.stop_mcp().await;
+        self.stop_mcp(observer).await;
         let stop = match looped {
             Ok(stop) => stop,
-            Err(error) => {
-                self.log.error(&format!("engine error: {error}"));
-                Stop::Failed(ErrorInfo::new(ErrorType::EngineError, error.to_string()))
-            }
+            Err(error) => Stop::Failed(ErrorInfo::new(ErrorType::EngineError, error.to_string())),
         };
         self.end_hooks(&stop, observer, &mut shutdown).await;
         self.finish(stop, observer)?;
@@ -213,6 +215,8 @@ impl ActiveRun {
         let mut window = Window::default();
         let budget = self.metadata.max_iterations;
         let mut done = 0;
+        // Whether the previous answer was a final answer cut by the token limit.
+        let mut cut_before = false;
         loop {
             if let Some(signal) = shutdown.requested() {
                 return Ok(interrupted(signal));
@@ -243,7 +247,6 @@ impl ActiveRun {
                 iteration,
                 max_iterations: budget,
             });
-            self.log.info(&format!("iteration {iteration} started"));
             self.hook(HookEvent::OnIterationStart, observer, shutdown)
                 .await?;
 
@@ -276,7 +279,7 @@ impl ActiveRun {
                         Asked::Stopped(signal) => return Ok(interrupted(signal)),
                     }
                 }
-                match self.act(agent, call, observer, shutdown).await? {
+                match self.act(agent, call, said.cut, observer, shutdown).await? {
                     None => {}
                     Some(Cut::Signal(signal)) => return Ok(interrupted(signal)),
                     Some(Cut::Budget) => {
@@ -287,17 +290,51 @@ impl ActiveRun {
             }
             self.hook(HookEvent::OnIterationEnd, observer, shutdown)
                 .await?;
-            if said.tool_calls.is_empty() {
+            let cut_answer = said.tool_calls.is_empty() && said.cut;
+            if cut_answer {
+                if cut_before {
+                    return Ok(Stop::Interrupted(output_truncated(agent)));
+                }
+                self.ask_to_continue(iteration, observer)?;
+            } else if said.tool_calls.is_empty() {
                 match self.final_answer(&said.content, observer)? {
                     Verdict::Final(result) => return Ok(Stop::Completed(result)),
                     Verdict::Fail(error) => return Ok(Stop::Failed(error)),
                     Verdict::Repair => {}
                 }
             }
+            cut_before = cut_answer;
             self.record_budget();
             self.metadata.touch(Timestamp::now());
             write_metadata(&self.paths.metadata(), &self.metadata)?;
         }
+    }
+
+    /// A final answer cut by the token limit: journaled notice (the model reads it as a
+    /// system message in the next request) instead of a COMPLETED run with half an answer.
+    fn ask_to_continue(
+        &mut self,
+        iteration: u32,
+        observer: &mut dyn Observer,
+    ) -> Result<(), EngineError> {
+        self.journal
+            .append(EventPayload::SystemMessage(SystemMessage {
+                level: MessageLevel::Warn,
+                content: CUT_ANSWER_NOTICE.to_owned(),
+            }))?;
+        observer.detail(
+            Level::Warn,
+            format!(
+                "iteration {iteration}: the answer was cut by the token limit (finish_reason \
+                 length); asking the model to continue"
+            ),
+        );
+        observer.on_event(&EngineEvent::Warning {
+            message: "the model's answer was cut by the token limit (llm.max_tokens); asking \
+                      it to continue"
+                .to_owned(),
+        });
+        Ok(())
     }
 
     /// Records the end: RUN_END, journal sync, final metadata (fsynced by its atomic
@@ -342,14 +379,6 @@ impl ActiveRun {
         if let Err(e) = write_metadata(&self.paths.metadata(), &self.metadata) {
             first_error.get_or_insert(e.into());
         }
-        self.log.info(&format!(
-            "run ended {status} after {} iteration(s){}",
-            self.metadata.iterations,
-            error
-                .as_ref()
-                .map(|e| format!(": {}: {}", e.error_type, e.message))
-                .unwrap_or_default()
-        ));
         observer.on_event(&EngineEvent::RunFinished {
             status,
             iterations: self.metadata.iterations,
@@ -357,6 +386,28 @@ impl ActiveRun {
         });
         first_error.map_or(Ok(()), Err)
     }
+}
+
+/// Journaled (and so shown to the model) after a final answer cut by the token limit.
+const CUT_ANSWER_NOTICE: &str = "Your previous answer was cut off by the token limit before \
+     it was complete. Continue it from where it stopped, or give a shorter complete answer.";
+
+fn output_truncated(agent: &Agent) -> ErrorInfo {
+    let limit = agent
+        .llm
+        .max_tokens
+        .map_or_else(|| "the server's default".to_owned(), |n| n.to_string());
+    ErrorInfo::new(
+        ErrorType::OutputTruncated,
+        format!(
+            "the model's final answer was cut by the token limit ({limit}) twice in a row, \
+             so the run did not complete"
+        ),
+    )
+    .with_details(
+        "raise llm.max_tokens in agent.yaml (or ask for a shorter answer), then resume with \
+         delta continue",
+    )
 }
 
 fn interrupted(signal: StopSignal) -> Stop {

@@ -65,7 +65,7 @@ impl ActiveRun {
         agent: &Agent,
         output: OutputPolicy,
     ) -> Result<ActiveRun, EngineError> {
-        let (paths, lock, journal, metadata, log) = match origin {
+        let (paths, lock, journal, metadata) = match origin {
             Origin::New(new) => create(&new, agent, &output)?,
             Origin::Continued(resumed) => {
                 let resumed = *resumed;
@@ -77,8 +77,8 @@ impl ActiveRun {
                     metadata,
                     report,
                 } = resumed;
-                let log = log_takeover(log, &report, &metadata);
-                (paths, lock, journal, metadata, log)
+                log_takeover(log, &report, &metadata);
+                (paths, lock, journal, metadata)
             }
         };
         let active_before = metadata.budget.map_or(Duration::ZERO, |b| {
@@ -90,7 +90,6 @@ impl ActiveRun {
             _lock: lock,
             journal,
             metadata,
-            log,
             human: None,
             output,
             mcp: None,
@@ -106,7 +105,7 @@ fn create(
     new: &NewRun<'_>,
     agent: &Agent,
     output: &OutputPolicy,
-) -> Result<(RunPaths, RunLock, Journal, Metadata, EngineLog), EngineError> {
+) -> Result<(RunPaths, RunLock, Journal, Metadata), EngineError> {
     let paths = create_run(new.workspace, &new.run_id)?;
     let lock = RunLock::try_acquire(&paths.lock())?;
     let metadata = Metadata::new(
@@ -141,11 +140,11 @@ fn create(
         new.max_iterations,
         metadata.pid
     ));
-    Ok((paths, lock, journal, metadata, log))
+    Ok((paths, lock, journal, metadata))
 }
 
 /// Records in `engine.log` what the takeover of a continued run did.
-fn log_takeover(mut log: EngineLog, report: &ResumeReport, metadata: &Metadata) -> EngineLog {
+fn log_takeover(mut log: EngineLog, report: &ResumeReport, metadata: &Metadata) {
     if let Some(janitor) = &report.janitor {
         log.warn(&janitor.to_string());
     }
@@ -192,5 +191,4 @@ fn log_takeover(mut log: EngineLog, report: &ResumeReport, metadata: &Metadata) 
         metadata.hostname,
         metadata.max_iterations
     ));
-    log
 }

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::window::{self, Fit, Limit, Window};
 use super::{
-    ActiveRun, CONTEXT_ERROR, EngineError, EngineEvent, Flow, Observer, Shutdown, Stop, create_dir,
-    interrupted, write_file,
+    ActiveRun, CONTEXT_ERROR, EngineError, EngineEvent, Flow, Level, Observer, Shutdown, Stop,
+    create_dir, interrupted, write_file,
 };
 use crate::config::{Agent, LlmConfig, load_context};
 use crate::context::{ContextEnv, ContextReport, build_context};
@@ -29,6 +29,8 @@ pub(super) struct Said {
     pub content: String,
     /// The tool calls, in the model's order.
     pub tool_calls: Vec<ToolCall>,
+    /// Whether the token limit cut the response (`finish_reason: "length"`).
+    pub cut: bool,
 }
 
 impl ActiveRun {
@@ -66,24 +68,23 @@ impl ActiveRun {
             .message
             .tool_calls
             .iter()
-            .map(|call| ToolCall {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: call.arguments.clone(),
-            })
+            .map(ToolCall::from)
             .collect();
         self.journal.append(EventPayload::Thought(Thought {
             content: content.clone(),
             llm_invocation_ref: completion.invocation_id.clone(),
             tool_calls: tool_calls.clone(),
+            reasoning: completion.reasoning.clone(),
         }))?;
         observer.on_event(&EngineEvent::Thought {
             content: content.clone(),
+            reasoning: completion.reasoning,
             tool_calls: tool_calls.len(),
         });
         Ok(Ok(Said {
             content,
             tool_calls,
+            cut: completion.finish_reason.as_deref() == Some(FINISH_REASON_LENGTH),
         }))
     }
 
@@ -113,7 +114,7 @@ impl ActiveRun {
                     error.message,
                     error.file.display()
                 );
-                self.log.error(&message);
+                observer.detail(Level::Error, message.clone());
                 let mut info = ErrorInfo::new(ErrorType::Other(CONTEXT_ERROR.to_owned()), message);
                 if let Some(help) = error.help {
                     info = info.with_details(help);
@@ -145,7 +146,7 @@ impl ActiveRun {
             Ok(built) => built,
             Err(error) => {
                 let message = error.to_string();
-                self.log.error(&message);
+                observer.detail(Level::Error, message.clone());
                 return Ok(Err(Stop::Failed(ErrorInfo::new(
                     ErrorType::Other(CONTEXT_ERROR.to_owned()),
                     message,
@@ -153,18 +154,11 @@ impl ActiveRun {
             }
         };
         for warning in &built.warnings {
-            self.log.warn(warning);
             observer.on_event(&EngineEvent::Warning {
                 message: warning.clone(),
             });
         }
         let elapsed = started.elapsed();
-        self.log.info(&format!(
-            "context built: {} messages from {} journal events in {} µs",
-            built.messages.len(),
-            events.len(),
-            elapsed.as_micros()
-        ));
         observer.on_event(&EngineEvent::ContextBuilt {
             messages: built.messages.len(),
             journal_events: events.len(),
@@ -172,17 +166,20 @@ impl ActiveRun {
         });
         let report = built.report;
         if report.trimmed() {
-            self.log.info(&format!(
-                "context trimmed: {} iteration(s) ({} messages) left out, {} source(s) cut; \
+            observer.detail(
+                Level::Info,
+                format!(
+                    "context trimmed: {} iteration(s) ({} messages) left out, {} source(s) cut; \
                  about {} tokens for a budget of {}",
-                report.left_out_iterations,
-                report.left_out_messages,
-                report.cut_sources.len(),
-                report.estimated_tokens,
-                report
-                    .budget_tokens
-                    .map_or_else(|| "none".to_owned(), |b| b.to_string())
-            ));
+                    report.left_out_iterations,
+                    report.left_out_messages,
+                    report.cut_sources.len(),
+                    report.estimated_tokens,
+                    report
+                        .budget_tokens
+                        .map_or_else(|| "none".to_owned(), |b| b.to_string())
+                ),
+            );
             observer.on_event(&EngineEvent::ContextTrimmed {
                 left_out_iterations: report.left_out_iterations,
                 left_out_messages: report.left_out_messages,
@@ -224,19 +221,13 @@ impl ActiveRun {
         observer.on_event(&EngineEvent::LlmRequestStarted {
             invocation_id: invocation_id.clone(),
             model: model.clone(),
+            endpoint: llm.endpoint().to_string(),
             request_bytes: bytes.len(),
         });
-        self.log.info(&format!(
-            "invocation {invocation_id}: sending {} bytes to {} (model {model})",
-            bytes.len(),
-            llm.endpoint()
-        ));
         let started_at = Timestamp::now();
         let started = Instant::now();
         let outcome = {
-            let log = &mut self.log;
             let on_retry = |record: &AttemptRecord| {
-                log.warn(&format!("invocation {invocation_id}: {record}"));
                 observer.on_event(&EngineEvent::LlmRetry {
                     invocation_id: invocation_id.clone(),
                     detail: record.to_string(),
@@ -268,9 +259,10 @@ impl ActiveRun {
                 record.status = "CANCELLED";
                 record.error = Some(format!("cancelled by {signal}"));
                 self.write_invocation_record(&record)?;
-                self.log.warn(&format!(
-                    "invocation {invocation_id}: cancelled by {signal}"
-                ));
+                observer.detail(
+                    Level::Warn,
+                    format!("invocation {invocation_id}: cancelled by {signal}"),
+                );
                 return Ok(Err(interrupted(signal)));
             }
             Ok(Err(error)) => {
@@ -286,23 +278,32 @@ impl ActiveRun {
                 }
                 self.write_invocation_record(&record)?;
                 if let Some(overflow) = error.context_overflow() {
-                    self.log.warn(&format!(
-                        "invocation {invocation_id}: the request does not fit the context \
-                         window: {error}"
-                    ));
+                    observer.detail(
+                        Level::Warn,
+                        format!(
+                            "invocation {invocation_id}: the request does not fit the context \
+                             window: {error}"
+                        ),
+                    );
                     return Ok(Ok(Called::Overflow {
                         invocation_id,
                         overflow,
                         error: error.to_string(),
                     }));
                 }
-                self.log
-                    .error(&format!("invocation {invocation_id}: failed: {error}"));
+                observer.detail(
+                    Level::Error,
+                    format!("invocation {invocation_id}: failed: {error}"),
+                );
                 return Ok(Err(Stop::Failed(llm_failure(&error))));
             }
             Ok(Ok(completion)) => completion,
         };
         self.write_response(&invocation_id, &completion.raw_body)?;
+        if let Some(stream) = &completion.stream {
+            let stream = self.output.redactor.redact_bytes(stream);
+            write_file(&self.paths.invocation_stream(&invocation_id), &stream)?;
+        }
         record.response_received = true;
         record.response_model.clone_from(&completion.model);
         record.duration_ms = millis(completion.duration);
@@ -316,19 +317,12 @@ impl ActiveRun {
         record.retries = retry_lines(&completion.attempts);
         self.write_invocation_record(&record)?;
         self.record_usage(agent, &completion);
-        self.log.info(&format!(
-            "invocation {invocation_id}: answered in {} ms after {} attempt(s); tokens in {} out {}; {} tool call(s)",
-            record.duration_ms,
-            record.attempts,
-            record.token_usage.as_ref().map_or(0, |t| t.prompt_tokens),
-            record.token_usage.as_ref().map_or(0, |t| t.completion_tokens),
-            completion.message.tool_calls.len()
-        ));
         observer.on_event(&EngineEvent::LlmResponded {
             invocation_id: invocation_id.clone(),
             elapsed: completion.duration,
             usage: completion.usage,
             retries: completion.attempts.len(),
+            tool_calls: completion.message.tool_calls.len(),
         });
         let body = &completion.raw_body;
         self.hook(HookEvent::PostLlmResponse { body }, observer, shutdown)
@@ -337,6 +331,8 @@ impl ActiveRun {
             invocation_id,
             message: completion.message,
             prompt_tokens: completion.usage.map(|usage| usage.prompt_tokens),
+            finish_reason: completion.finish_reason,
+            reasoning: completion.reasoning,
         })))
     }
 
@@ -357,9 +353,11 @@ impl ActiveRun {
     /// Adds the call's tokens and estimated cost to the run's usage (step 8).
     fn record_usage(&mut self, agent: &Agent, completion: &Completion) {
         let model = &agent.llm.model;
-        let (input, output) = completion.usage.map_or((0, 0), |usage| {
-            (usage.prompt_tokens, usage.completion_tokens)
-        });
+        let Some(usage) = completion.usage else {
+            self.metadata.usage.record_unknown(model);
+            return;
+        };
+        let (input, output) = (usage.prompt_tokens, usage.completion_tokens);
         let pricing = agent
             .llm
             .pricing
@@ -385,6 +383,8 @@ pub(super) struct Answer {
     pub message: AssistantMessage,
     /// The prompt's size as the server counted it, when it said.
     pub prompt_tokens: Option<u64>,
+    pub finish_reason: Option<String>,
+    pub reasoning: Option<String>,
 }
 
 /// How one request ended when it did not stop the run.
@@ -406,6 +406,9 @@ pub(super) struct Built {
     /// The prompt limit applied, when there was one.
     pub limit: Option<Limit>,
 }
+
+/// `finish_reason` of a response that the token limit cut short.
+const FINISH_REASON_LENGTH: &str = "length";
 
 /// `io/invocations/{id}/metadata.json`.
 #[derive(Debug, Serialize)]

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::think::{Answer, Called};
-use super::{ActiveRun, EngineError, EngineEvent, Flow, Observer, Shutdown, Stop};
+use super::{ActiveRun, EngineError, EngineEvent, Flow, Level, Observer, Shutdown, Stop};
 use crate::config::{Agent, ContextManifest, LlmConfig};
 use crate::context::ContextReport;
 use crate::context::tokens::{MESSAGE_OVERHEAD, json_tokens};
@@ -259,7 +259,7 @@ impl ActiveRun {
                 && let Some(limit) = built.limit.as_ref().filter(|limit| limit.configured)
             {
                 let error = over_configured_limit(limit, &built.report, rest_tokens);
-                self.log.error(&error.message);
+                observer.detail(Level::Error, error.message.clone());
                 return Ok(Err(Stop::Failed(error)));
             }
             let body = build_request(
@@ -304,7 +304,7 @@ impl ActiveRun {
                 }) => {
                     if built.report.kept_messages == 0 || retries >= MAX_SHRINK_RETRIES {
                         let error = over_server_window(&error, retries);
-                        self.log.error(&error.message);
+                        observer.detail(Level::Error, error.message.clone());
                         return Ok(Err(Stop::Failed(error)));
                     }
                     window.learn(overflow, estimated);
@@ -316,18 +316,21 @@ impl ActiveRun {
                     let smaller = built.report.estimated_tokens * (shrink - 1) / shrink;
                     cap = Some(cap.map_or(smaller, |cap: u64| cap.min(smaller)));
                     retries += 1;
-                    self.log.warn(&format!(
-                        "invocation {invocation_id}: the server's window is {}, its count of \
+                    observer.detail(
+                        Level::Warn,
+                        format!(
+                            "invocation {invocation_id}: the server's window is {}, its count of \
                          the prompt {}; estimator scale now {:.2}; retrying with more of the \
                          journal left out ({retries}/{MAX_SHRINK_RETRIES})",
-                        overflow
-                            .window
-                            .map_or_else(|| "unknown".to_owned(), |w| format!("{w} tokens")),
-                        overflow
-                            .prompt_tokens
-                            .map_or_else(|| "unknown".to_owned(), |p| format!("{p} tokens")),
-                        window.scale()
-                    ));
+                            overflow
+                                .window
+                                .map_or_else(|| "unknown".to_owned(), |w| format!("{w} tokens")),
+                            overflow
+                                .prompt_tokens
+                                .map_or_else(|| "unknown".to_owned(), |p| format!("{p} tokens")),
+                            window.scale()
+                        ),
+                    );
                     observer.on_event(&EngineEvent::ContextWindowExceeded {
                         invocation_id,
                         window: overflow.window,

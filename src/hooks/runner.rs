@@ -17,6 +17,7 @@ use crate::config::{HookName, HookSpec, Hooks};
 use crate::journal::ActionStatus;
 use crate::llm::API_KEY_VARIABLES;
 use crate::process::{OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process};
+use crate::quote::command_line;
 use crate::run::{ErrorInfo, FinalStatus, RunPaths, RunStatus, Timestamp};
 use crate::secrets::Redactor;
 
@@ -453,8 +454,7 @@ fn record(
     process: Option<&Result<ProcessOutcome, ProcessError>>,
     elapsed: Duration,
 ) -> Result<(), String> {
-    let argv = spec.command.iter().map(String::as_str);
-    let command = shlex::try_join(argv).unwrap_or_else(|_| format!("{:?}", spec.command));
+    let command = command_line(&spec.command);
     write(&meta.join("command.txt"), format!("{command}\n").as_bytes())?;
     // The same words as `io/tool_executions/*/exit_code.txt`.
     let (exit_code, duration_ms) = match process {

@@ -282,9 +282,41 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// The call the model sent, as journaled.
+impl From<&crate::llm::ToolCall> for ToolCall {
+    fn from(call: &crate::llm::ToolCall) -> Self {
+        let crate::llm::ToolCall {
+            id,
+            name,
+            arguments,
+        } = call.clone();
+        ToolCall {
+            id,
+            name,
+            arguments,
+        }
+    }
+}
+
+/// The journaled call as the conversation sends it back to the model.
+impl From<&ToolCall> for crate::llm::ToolCall {
+    fn from(call: &ToolCall) -> Self {
+        let ToolCall {
+            id,
+            name,
+            arguments,
+        } = call.clone();
+        crate::llm::ToolCall {
+            id,
+            name,
+            arguments,
+        }
+    }
+}
+
 /// Payload of `THOUGHT`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(transform = not_required(&["tool_calls"]))]
+#[schemars(transform = not_required(&["tool_calls", "reasoning"]))]
 pub struct Thought {
     /// The model's text (empty when it sent only tool calls).
     pub content: String,
@@ -296,6 +328,11 @@ pub struct Thought {
     /// it, with the `action_id` as call id.
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    /// The model's reasoning, when the server sends it apart from the answer
+    /// (`reasoning_content` or `reasoning`). Kept for the record and shown with `-v`;
+    /// never sent back to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
 }
 
 /// Payload of `ACTION_REQUEST`.
@@ -328,6 +365,18 @@ pub enum ActionStatus {
     Failed,
     /// The command could not run, timed out, was blocked by a hook, or was interrupted.
     Error,
+}
+
+impl ActionStatus {
+    /// `SUCCESS`, `FAILED` or `ERROR`, as journaled.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionStatus::Success => "SUCCESS",
+            ActionStatus::Failed => "FAILED",
+            ActionStatus::Error => "ERROR",
+        }
+    }
 }
 
 /// Payload of `ACTION_RESULT`.

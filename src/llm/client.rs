@@ -12,12 +12,18 @@ use serde_json::Value;
 use super::credentials::Credentials;
 use super::error::{AttemptFailure, AttemptRecord, LlmError, format_duration};
 use super::response::{Completion, error_text, parse_body};
+use super::stream::{assemble, is_event_stream};
 
 /// Characters of a response body quoted in an error message.
 const EXCERPT_CHARS: usize = 200;
 
 /// Characters of a server's error message kept in an error.
 const MESSAGE_CHARS: usize = 500;
+
+/// Attempts that may time out per call. A slow model (a reasoning model thinking for
+/// minutes) is billed for every attempt the server went on computing, so a second timeout
+/// ends the call instead of being retried up to `max_attempts`.
+const TIMED_OUT_ATTEMPTS: u32 = 2;
 
 /// How the client times out and retries.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,6 +66,8 @@ enum Sent {
     Success {
         status: u16,
         body: Vec<u8>,
+        /// The server answered with server-sent events (`stream: true`).
+        event_stream: bool,
     },
     Failed {
         failure: AttemptFailure,
@@ -119,8 +127,9 @@ impl LlmClient {
     }
 
     /// Sends `body` (a serialized chat-completions request) as it is and returns the
-    /// parsed first choice. Connection errors, timeouts, HTTP 408, 429 and 5xx are retried
-    /// up to `max_attempts`; other statuses and malformed 2xx bodies fail at once.
+    /// parsed first choice. Connection errors, HTTP 408, 429 and 5xx are retried up to
+    /// `max_attempts`, a timeout only once; other statuses and malformed 2xx bodies fail at
+    /// once.
     pub async fn complete(&self, body: &[u8]) -> Result<Completion, LlmError> {
         self.complete_observed(body, |_| {}).await
     }
@@ -136,11 +145,16 @@ impl LlmClient {
         let max_attempts = self.settings.max_attempts.max(1);
         let mut attempts = Vec::new();
         let mut attempt = 0;
+        let mut timed_out = 0;
         loop {
             attempt += 1;
             let (mut failure, retry, answer) = match self.send(body).await {
-                Sent::Success { status, body } => {
-                    return self.finish(status, body, attempts, started);
+                Sent::Success {
+                    status,
+                    body,
+                    event_stream,
+                } => {
+                    return self.finish(status, body, event_stream, attempts, started);
                 }
                 Sent::Failed {
                     failure,
@@ -148,7 +162,10 @@ impl LlmClient {
                     body,
                 } => (failure, retry, body),
             };
-            let wait = if attempt >= max_attempts {
+            if matches!(failure, AttemptFailure::Timeout { .. }) {
+                timed_out += 1;
+            }
+            let wait = if attempt >= max_attempts || timed_out >= TIMED_OUT_ATTEMPTS {
                 None
             } else {
                 match retry {
@@ -205,6 +222,8 @@ impl LlmClient {
         let status = response.status();
         let retry_after = retry_after(response.headers(), SystemTime::now());
         let location = header_text(response.headers(), LOCATION.as_str()).map(str::to_owned);
+        let content_type =
+            header_text(response.headers(), CONTENT_TYPE.as_str()).map(str::to_owned);
         let body = match response.bytes().await {
             Ok(body) => body.to_vec(),
             Err(error) => return self.transport_failure(&error),
@@ -212,6 +231,7 @@ impl LlmClient {
         if status.is_success() {
             return Sent::Success {
                 status: status.as_u16(),
+                event_stream: is_event_stream(content_type.as_deref(), &body),
                 body,
             };
         }
@@ -240,19 +260,37 @@ impl LlmClient {
         &self,
         status: u16,
         body: Vec<u8>,
+        event_stream: bool,
         attempts: Vec<AttemptRecord>,
         started: Instant,
     ) -> Result<Completion, LlmError> {
-        match parse_body(&body) {
-            Ok(parsed) => Ok(Completion {
-                message: parsed.message,
-                usage: parsed.usage,
-                model: parsed.model,
-                finish_reason: parsed.finish_reason,
-                raw_body: body,
-                attempts,
-                duration: started.elapsed(),
-            }),
+        // A stream is reassembled into the body a non-streamed call returns; the events
+        // themselves are kept for `response.sse`.
+        let parsed = if event_stream {
+            assemble(&body).and_then(|assembled| {
+                parse_body(&assembled).map(|parsed| (parsed, Some(assembled)))
+            })
+        } else {
+            parse_body(&body).map(|parsed| (parsed, None))
+        };
+        match parsed {
+            Ok((parsed, assembled)) => {
+                let (raw_body, stream) = match assembled {
+                    Some(assembled) => (assembled, Some(body)),
+                    None => (body, None),
+                };
+                Ok(Completion {
+                    stream,
+                    message: parsed.message,
+                    usage: parsed.usage,
+                    model: parsed.model,
+                    finish_reason: parsed.finish_reason,
+                    reasoning: parsed.reasoning,
+                    raw_body,
+                    attempts,
+                    duration: started.elapsed(),
+                })
+            }
             Err(reason) => Err(LlmError::MalformedResponse {
                 url: self.endpoint.to_string(),
                 status,

@@ -99,9 +99,11 @@ pub enum LlmError {
     },
 
     #[error(
-        "the LLM API at {url} did not respond within {limit} ({count} attempt(s)); the server \
-         may be overloaded or the model slow to load: try again later or raise the request \
-         timeout",
+        "the LLM API at {url} did not respond within {limit} ({count} attempt(s); a timed-out \
+         request is retried once only, since the server may still be computing it); the \
+         model may be slow to load or to think: raise DELTA_LLM_TIMEOUT_MS (milliseconds \
+         per attempt, now {ms}) or try again later",
+        ms = timeout.as_millis(),
         limit = format_duration(*timeout),
         count = attempts.len()
     )]

@@ -40,12 +40,28 @@ impl From<WireToolCall> for ToolCall {
 }
 
 impl ToolCall {
-    /// The wire form as a JSON value.
+    /// The wire form as a JSON value, `arguments` as the model wrote them.
     pub fn to_json(&self) -> Value {
         json!({
             "id": self.id,
             "type": "function",
             "function": {"name": self.name, "arguments": self.arguments},
+        })
+    }
+
+    /// The wire form sent back to the model inside an assistant message. Arguments that
+    /// are not a JSON object are sent as `{}`: Ollama rejects the whole request ("invalid
+    /// tool call arguments", HTTP 400) otherwise, and the tool's observation already tells
+    /// the model what was wrong with what it wrote.
+    fn to_request_json(&self) -> Value {
+        let arguments = match serde_json::from_str::<Value>(&self.arguments) {
+            Ok(Value::Object(_)) => self.arguments.as_str(),
+            Ok(_) | Err(_) => "{}",
+        };
+        json!({
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": arguments},
         })
     }
 }
@@ -100,9 +116,11 @@ impl ChatMessage {
         }
     }
 
-    /// The wire form as a JSON value. An assistant message always carries `content` (null
-    /// when absent, as the API expects beside tool calls) and `tool_calls` only when there
-    /// are some: an empty array is rejected by the OpenAI API.
+    /// The wire form as a JSON value. An assistant message always carries a string
+    /// `content`, empty when the model said nothing: OpenAI accepts `null` beside tool
+    /// calls, but llama-cpp-python's validator answers HTTP 500 to it and Ollama's 400 to
+    /// a missing one, while every server accepts `""`. `tool_calls` only when there are
+    /// some: the OpenAI API rejects an empty array.
     pub fn to_json(&self) -> Value {
         match self {
             ChatMessage::System { content } => json!({"role": "system", "content": content}),
@@ -110,9 +128,14 @@ impl ChatMessage {
             ChatMessage::Assistant(message) => {
                 let mut wire = Map::new();
                 wire.insert("role".into(), "assistant".into());
-                wire.insert("content".into(), message.content.clone().into());
+                let content = message.content.clone().unwrap_or_default();
+                wire.insert("content".into(), content.into());
                 if !message.tool_calls.is_empty() {
-                    let calls = message.tool_calls.iter().map(ToolCall::to_json).collect();
+                    let calls = message
+                        .tool_calls
+                        .iter()
+                        .map(ToolCall::to_request_json)
+                        .collect();
                     wire.insert("tool_calls".into(), Value::Array(calls));
                 }
                 Value::Object(wire)
@@ -140,12 +163,19 @@ impl Serialize for ChatMessage {
 /// Keys the engine owns; a passthrough parameter cannot replace them.
 const RESERVED_KEYS: [&str; 3] = ["model", "messages", "tools"];
 
+/// `tool_choice` sent with tools unless the agent's `llm.tool_choice` says otherwise.
+/// It is OpenAI's default anyway, but llama-cpp-python's function-calling chat formats
+/// offer the tools to the model only when `tool_choice` is set: without it the model
+/// never sees them.
+const DEFAULT_TOOL_CHOICE: &str = "auto";
+
 /// Builds a chat-completions request body.
 ///
 /// `tools` are OpenAI tool definitions (`{"type": "function", "function": {…}}`), omitted
-/// from the body when empty. `params` are the agent's other `llm` settings (temperature,
-/// max_tokens, top_p, …), copied as they are; a `model`, `messages` or `tools` key among
-/// them is ignored because the explicit arguments own those.
+/// from the body when empty, and sent with `tool_choice: "auto"` unless `params` has a
+/// `tool_choice`. `params` are the agent's other `llm` settings (temperature, max_tokens,
+/// top_p, …), copied as they are; a `model`, `messages` or `tools` key among them is
+/// ignored because the explicit arguments own those.
 pub fn build_request(
     model: &str,
     messages: &[ChatMessage],
@@ -162,8 +192,16 @@ pub fn build_request(
         "messages".into(),
         Value::Array(messages.iter().map(ChatMessage::to_json).collect()),
     );
+    // Without it most servers send no usage in a stream, and the run's usage would be
+    // unknown.
+    if body.get("stream") == Some(&Value::Bool(true)) {
+        body.entry("stream_options")
+            .or_insert_with(|| json!({"include_usage": true}));
+    }
     if !tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools.to_vec()));
+        body.entry("tool_choice")
+            .or_insert_with(|| DEFAULT_TOOL_CHOICE.into());
     }
     Value::Object(body)
 }

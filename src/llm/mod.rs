@@ -15,8 +15,10 @@ mod client;
 mod credentials;
 mod error;
 mod message;
+mod params;
 mod pricing;
 mod response;
+mod stream;
 
 pub use client::{ClientSettings, LlmClient};
 pub use credentials::{
@@ -25,5 +27,6 @@ pub use credentials::{
 };
 pub use error::{AttemptFailure, AttemptRecord, ContextOverflow, LlmError, ResponseBody};
 pub use message::{AssistantMessage, ChatMessage, ToolCall, build_request};
+pub use params::{EXTRA_BODY_KEY, KNOWN_PARAMETERS};
 pub use pricing::cost_usd;
 pub use response::{Completion, TokenUsage};

@@ -19,14 +19,21 @@ pub struct TokenUsage {
 /// The outcome of a successful call.
 #[derive(Clone, Debug)]
 pub struct Completion {
-    /// The response body exactly as received, for `response.json`.
+    /// The response body exactly as received, for `response.json`; for a streamed call,
+    /// the completion reassembled from the events.
     pub raw_body: Vec<u8>,
+    /// The server-sent events exactly as received, when the call was streamed
+    /// (`stream: true`), for `response.sse`.
+    pub stream: Option<Vec<u8>>,
     /// The first choice's message.
     pub message: AssistantMessage,
     pub usage: Option<TokenUsage>,
     /// The model that answered, as the server names it (often a dated snapshot).
     pub model: Option<String>,
     pub finish_reason: Option<String>,
+    /// The model's reasoning, apart from its answer: `reasoning_content` (DeepSeek, vLLM,
+    /// llama.cpp's server) or `reasoning` (Ollama, OpenRouter, newer vLLM).
+    pub reasoning: Option<String>,
     /// Failed attempts before the successful one, each with the wait that followed it.
     pub attempts: Vec<AttemptRecord>,
     /// Wall time of the whole call, retries and waits included.
@@ -40,13 +47,15 @@ pub(crate) struct ParsedBody {
     pub usage: Option<TokenUsage>,
     pub model: Option<String>,
     pub finish_reason: Option<String>,
+    pub reasoning: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct WireResponse {
     model: Option<String>,
     choices: Option<Vec<WireChoice>>,
-    usage: Option<WireUsage>,
+    /// Read leniently by [`usage`]: a malformed usage must not cost a good completion.
+    usage: Option<Value>,
     error: Option<Value>,
 }
 
@@ -61,6 +70,8 @@ struct WireMessage {
     content: Option<String>,
     refusal: Option<String>,
     tool_calls: Option<Vec<WireCall>>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -73,13 +84,6 @@ struct WireCall {
 struct WireFunction {
     name: String,
     arguments: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct WireUsage {
-    prompt_tokens: Option<u64>,
-    completion_tokens: Option<u64>,
-    total_tokens: Option<u64>,
 }
 
 /// Parses a 2xx body. The error is a short reason for `LlmError::MalformedResponse`.
@@ -132,17 +136,7 @@ pub(crate) fn parse_body(body: &[u8]) -> Result<ParsedBody, String> {
         })
         .collect::<Result<Vec<_>, String>>()?;
 
-    let usage = wire.usage.map(|usage| {
-        let prompt_tokens = usage.prompt_tokens.unwrap_or(0);
-        let completion_tokens = usage.completion_tokens.unwrap_or(0);
-        TokenUsage {
-            prompt_tokens,
-            completion_tokens,
-            total_tokens: usage
-                .total_tokens
-                .unwrap_or(prompt_tokens.saturating_add(completion_tokens)),
-        }
-    });
+    let usage = wire.usage.as_ref().and_then(usage);
 
     Ok(ParsedBody {
         message: AssistantMessage {
@@ -152,6 +146,25 @@ pub(crate) fn parse_body(body: &[u8]) -> Result<ParsedBody, String> {
         usage,
         model: wire.model,
         finish_reason: choice.finish_reason,
+        reasoning: message
+            .reasoning_content
+            .or(message.reasoning)
+            .filter(|text| !text.is_empty()),
+    })
+}
+
+/// The token counts of a `usage` object, or `None` (unknown) when the server sent none or
+/// sent something else: a missing or malformed count is not a count of 0, and a completion
+/// is worth keeping whatever its usage field looks like (issue 12, item 16).
+fn usage(value: &Value) -> Option<TokenUsage> {
+    let count = |name: &str| value.get(name).and_then(Value::as_u64);
+    let prompt_tokens = count("prompt_tokens")?;
+    let completion_tokens = count("completion_tokens")?;
+    Some(TokenUsage {
+        prompt_tokens,
+        completion_tokens,
+        total_tokens: count("total_tokens")
+            .unwrap_or(prompt_tokens.saturating_add(completion_tokens)),
     })
 }
 
@@ -195,6 +208,36 @@ mod tests {
             ]
         );
         assert_eq!(parsed.usage, None);
+    }
+
+    #[test]
+    fn missing_or_malformed_usage_is_unknown_and_keeps_the_completion() {
+        let with = |usage: &str| {
+            let body = format!(r#"{{"choices":[{{"message":{{"content":"hi"}}}}]{usage}}}"#);
+            let parsed = parse_body(body.as_bytes()).unwrap();
+            assert_eq!(parsed.message.content.as_deref(), Some("hi"));
+            parsed.usage
+        };
+        assert_eq!(with(""), None);
+        assert_eq!(with(r#","usage":null"#), None);
+        assert_eq!(with(r#","usage":"n/a""#), None);
+        assert_eq!(
+            with(r#","usage":{"prompt_tokens":"7","completion_tokens":2}"#),
+            None
+        );
+        assert_eq!(
+            with(r#","usage":{"prompt_tokens":-1,"completion_tokens":2}"#),
+            None
+        );
+        assert_eq!(with(r#","usage":{"completion_tokens":2}"#), None);
+        assert_eq!(
+            with(r#","usage":{"prompt_tokens":7,"completion_tokens":2}"#),
+            Some(TokenUsage {
+                prompt_tokens: 7,
+                completion_tokens: 2,
+                total_tokens: 9
+            })
+        );
     }
 
     #[test]

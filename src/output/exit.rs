@@ -38,9 +38,9 @@ impl Exit {
 
     /// The exit code of a run in `status` with `error`:
     /// COMPLETED 0; FAILED 1 (126 when `error.type` is `ConfigError`); WAITING_FOR_INPUT
-    /// 101; INTERRUPTED 1 when a budget was spent (`error.type` `MaxIterationsReached` or
-    /// `BudgetExceeded`),
-    /// else 130 (signal); RUNNING — never a final state — 1.
+    /// 101; INTERRUPTED 1 when a budget was spent or the final answer was cut twice
+    /// (`error.type` `MaxIterationsReached`, `BudgetExceeded`, `OutputTruncated`), else 130
+    /// (signal); RUNNING — never a final state — 1.
     #[must_use]
     pub fn for_run(status: RunStatus, error: Option<&ErrorInfo>) -> Self {
         let error_type = error.map(|e| &e.error_type);
@@ -52,7 +52,11 @@ impl Exit {
             RunStatus::Interrupted
                 if matches!(
                     error_type,
-                    Some(ErrorType::MaxIterationsReached | ErrorType::BudgetExceeded)
+                    Some(
+                        ErrorType::MaxIterationsReached
+                            | ErrorType::BudgetExceeded
+                            | ErrorType::OutputTruncated
+                    )
                 ) =>
             {
                 Exit::Failure

@@ -1,7 +1,6 @@
 //! Who owns a run: the identity of a process (pid, host, name, start time) and whether
-//! that exact process is still alive (the Janitor's check, seed 002 §3.5).
-
-use std::path::Path;
+//! that exact process is still alive (the Janitor's check, seed 002 §3.5). `/proc` is read
+//! by [`delta_procfs`].
 
 use nix::errno::Errno;
 use nix::sys::signal::kill;
@@ -40,33 +39,27 @@ impl ProcessIdentity {
     #[must_use]
     pub fn current() -> Self {
         let pid = std::process::id();
-        let hostname = nix::unistd::gethostname()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let stat = read_stat(Path::new("/proc/self/stat"));
+        let stat = delta_procfs::read_self();
         let process_name = stat
             .as_ref()
-            .map(|s| s.comm.clone())
+            .map(|stat| stat.comm.clone())
             .or_else(current_exe_name)
             .unwrap_or_default();
         Self {
             pid,
-            hostname,
+            hostname: this_hostname(),
             process_name,
-            start_ticks: stat.map(|s| s.start_ticks),
+            start_ticks: stat.map(|stat| stat.start_ticks),
         }
     }
 
     /// The identity of the live process `pid` on this host, from `/proc/PID/stat`.
     #[must_use]
     pub fn of(pid: u32) -> Option<Self> {
-        let stat = read_stat(&Path::new("/proc").join(pid.to_string()).join("stat"))?;
-        let hostname = nix::unistd::gethostname()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let stat = delta_procfs::read(i32::try_from(pid).ok()?)?;
         Some(Self {
             pid,
-            hostname,
+            hostname: this_hostname(),
             process_name: stat.comm,
             start_ticks: Some(stat.start_ticks),
         })
@@ -100,12 +93,12 @@ pub fn process_alive(identity: &ProcessIdentity) -> Liveness {
             return Liveness::Dead;
         }
     }
-    let Some(stat) = read_stat(&Path::new("/proc").join(pid.to_string()).join("stat")) else {
+    let Some(stat) = delta_procfs::read(pid) else {
         // No /proc (not Linux) or the process vanished since kill(2): without more
         // evidence, trust kill(2)'s answer.
         return Liveness::Alive;
     };
-    if matches!(stat.state, 'Z' | 'X') {
+    if stat.has_exited() {
         return Liveness::Dead;
     }
     let same = match identity.start_ticks {
@@ -119,28 +112,11 @@ pub fn process_alive(identity: &ProcessIdentity) -> Liveness {
     }
 }
 
-struct Stat {
-    comm: String,
-    state: char,
-    start_ticks: u64,
-}
-
-/// Parses the fields we need from `/proc/PID/stat`. The name (field 2) is in parentheses
-/// and may itself contain spaces and parentheses, so fields are counted from the LAST `)`.
-fn read_stat(path: &Path) -> Option<Stat> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_owned();
-    let mut rest = text.get(close + 1..)?.split_ascii_whitespace();
-    // `rest` starts at field 3 (state); field 22 (starttime) is 19 fields further.
-    let state = rest.next()?.chars().next()?;
-    let start_ticks = rest.nth(18)?.parse().ok()?;
-    Some(Stat {
-        comm,
-        state,
-        start_ticks,
-    })
+/// This host's name, empty when the system will not say.
+fn this_hostname() -> String {
+    nix::unistd::gethostname()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn current_exe_name() -> Option<String> {

@@ -162,6 +162,9 @@ pub enum ErrorType {
     BudgetExceeded,
     /// The final answer never satisfied the output schema; status FAILED.
     OutputSchemaViolation,
+    /// The model's final answer was cut by the token limit twice in a row; status
+    /// INTERRUPTED, exit code 1, continuable (raise `llm.max_tokens` first).
+    OutputTruncated,
     /// Any other name, kept verbatim.
     Other(String),
 }
@@ -179,6 +182,7 @@ impl ErrorType {
             ErrorType::ConfigError => "ConfigError",
             ErrorType::BudgetExceeded => "BudgetExceeded",
             ErrorType::OutputSchemaViolation => "OutputSchemaViolation",
+            ErrorType::OutputTruncated => "OutputTruncated",
             ErrorType::Other(name) => name,
         }
     }
@@ -193,6 +197,7 @@ impl ErrorType {
             "ConfigError" => ErrorType::ConfigError,
             "BudgetExceeded" => ErrorType::BudgetExceeded,
             "OutputSchemaViolation" => ErrorType::OutputSchemaViolation,
+            "OutputTruncated" => ErrorType::OutputTruncated,
             _ => ErrorType::Other(name),
         }
     }
@@ -225,8 +230,8 @@ impl JsonSchema for ErrorType {
         json_schema!({
             "type": "string",
             "minLength": 1,
-            "description": "Kind of error. Known kinds: MaxIterationsReached (iteration budget spent; INTERRUPTED, exit 1), Interrupted (signal or orphaned process; INTERRUPTED, exit 130), EngineError, ToolExecutionError, LlmError, ConfigError (exit 126), BudgetExceeded (a cost, tokens or duration budget spent; INTERRUPTED, exit 1), OutputSchemaViolation (the final answer never satisfied the output schema; FAILED). Other names may appear.",
-            "examples": ["MaxIterationsReached", "Interrupted", "EngineError", "ToolExecutionError", "LlmError", "ConfigError", "BudgetExceeded", "OutputSchemaViolation"]
+            "description": "Kind of error. Known kinds: MaxIterationsReached (iteration budget spent; INTERRUPTED, exit 1), Interrupted (signal or orphaned process; INTERRUPTED, exit 130), EngineError, ToolExecutionError, LlmError, ConfigError (exit 126), BudgetExceeded (a cost, tokens or duration budget spent; INTERRUPTED, exit 1), OutputSchemaViolation (the final answer never satisfied the output schema; FAILED), OutputTruncated (the final answer cut by the token limit twice; INTERRUPTED, exit 1). Other names may appear.",
+            "examples": ["MaxIterationsReached", "Interrupted", "EngineError", "ToolExecutionError", "LlmError", "ConfigError", "BudgetExceeded", "OutputSchemaViolation", "OutputTruncated"]
         })
     }
 }
@@ -278,6 +283,9 @@ pub struct ModelUsage {
     pub output_tokens: u64,
     /// Estimated cost in US dollars (0 when the model's price is unknown).
     pub cost_usd: f64,
+    /// Calls whose response reported no usable token counts: the totals leave them out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub calls_without_usage: u64,
 }
 
 /// Token and cost totals of a run, overall and per model.
@@ -294,6 +302,14 @@ pub struct Usage {
     /// Why the cost is an estimate or incomplete (e.g. a model without a known price).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_note: Option<String>,
+    /// True when some response reported no usable token counts (`calls_without_usage` in
+    /// `model_usage` says how many): the totals are a lower bound, not 0-token calls.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Usage {
@@ -307,6 +323,15 @@ impl Usage {
         entry.input_tokens += input_tokens;
         entry.output_tokens += output_tokens;
         entry.cost_usd += cost_usd;
+    }
+
+    /// Adds one LLM call of `model` whose token counts are unknown: counted as a call,
+    /// never as 0 tokens, and the usage marked incomplete.
+    pub fn record_unknown(&mut self, model: &str) {
+        self.incomplete = true;
+        let entry = self.model_usage.entry(model.to_owned()).or_default();
+        entry.calls += 1;
+        entry.calls_without_usage += 1;
     }
 }
 

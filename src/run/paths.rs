@@ -111,6 +111,12 @@ impl RunPaths {
         self.invocation_dir(invocation_id).join("response.json")
     }
 
+    /// `io/invocations/{invocation_id}/response.sse`: the server-sent events of a streamed
+    /// call as received (`response.json` then holds the completion they add up to).
+    pub fn invocation_stream(&self, invocation_id: &str) -> PathBuf {
+        self.invocation_dir(invocation_id).join("response.sse")
+    }
+
     /// `io/invocations/{invocation_id}/metadata.json`: model, timing, usage of the call.
     #[must_use]
     pub fn invocation_metadata(&self, invocation_id: &str) -> PathBuf {

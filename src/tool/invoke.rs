@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::def::InjectAs;
 use super::error::ArgumentError;
 use super::spec::{CommandPart, Origin, TemplatePiece, ToolSpec};
+use crate::quote::command_line;
 
 /// A ready-to-run call: argv (program first) and the bytes for standard input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,9 +22,8 @@ impl Invocation {
     /// A one-line, shell-quoted rendering for the journal's `resolved_command` and
     /// `command.txt`: copy-pasteable into a shell for argv, with the stdin size appended.
     pub fn display(&self) -> String {
-        let argv = self.argv.iter().map(String::as_str);
         // Only a NUL byte makes quoting fail, and `invocation` rejects those in argv.
-        let mut line = shlex::try_join(argv).unwrap_or_else(|_| format!("{:?}", self.argv));
+        let mut line = command_line(&self.argv);
         if let Some(stdin) = &self.stdin {
             line.push_str(&format!(" < (stdin: {} bytes)", stdin.len()));
         }

@@ -5,5 +5,6 @@ mod binary;
 mod schema;
 mod script;
 mod server;
+mod strict;
 mod support;
 mod window;

@@ -341,19 +341,53 @@ async fn invalid_requests_get_400_and_use_up_no_step() {
         "mock-llm: the request needs a `messages` array"
     );
 
-    let (status, body) = post_json(&server, &json!({"messages": [], "stream": true})).await;
-    assert_eq!(status, 400);
-    assert_eq!(
-        body["error"]["message"],
-        "mock-llm: streaming is not supported; send the request without `stream: true`"
-    );
-
     let (status, body) = post_json(&server, &chat_body(0)).await;
     assert_eq!(status, 200);
     assert_eq!(content(&body), "first");
     let steps: Vec<_> = server.recorded().iter().map(|r| r.step).collect();
-    assert_eq!(steps, [None, None, None, Some(0)]);
+    assert_eq!(steps, [None, None, Some(0)]);
     assert_eq!(server.requests()[0], json!("{oops"));
+}
+
+// Issue 11: `stream: true` gets server-sent events with content and tool-call arguments
+// split across chunks, the usage chunk when `stream_options.include_usage`, then [DONE].
+#[tokio::test]
+async fn stream_true_is_answered_with_server_sent_events() {
+    let server = start(
+        "steps:\n  - message: {content: Hello, tool_calls: [{name: ls, arguments: {dir: .}}]}\n",
+    );
+    let mut body = chat_body(0);
+    body["stream"] = json!(true);
+    body["stream_options"] = json!({"include_usage": true});
+    let response = post(&server, &body).await;
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let text = response.text().await.unwrap();
+    assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
+    let chunks: Vec<Value> = text
+        .split("\n\n")
+        .filter_map(|event| event.strip_prefix("data: "))
+        .filter(|data| *data != "[DONE]")
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    let content: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content, "Hello");
+    let arguments: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str())
+        .collect();
+    assert_eq!(arguments, r#"{"dir":"."}"#);
+    let finish: Vec<&Value> = chunks
+        .iter()
+        .map(|c| &c["choices"][0]["finish_reason"])
+        .filter(|f| !f.is_null())
+        .collect();
+    assert_eq!(finish, [&json!("tool_calls")]);
+    assert_eq!(chunks.last().unwrap()["choices"], json!([]));
+    assert_eq!(chunks.last().unwrap()["usage"]["total_tokens"], 15);
 }
 
 #[tokio::test]

@@ -95,3 +95,41 @@ fn duplicate_tool_in_one_file_warns_and_the_later_wins() {
 fn a_valid_agent_has_no_warnings() {
     assert!(AgentDir::new().agent().warnings.is_empty());
 }
+
+// Issue 11: a misspelt `llm:` key warns with a did-you-mean and is still sent (a provider
+// may understand it); `llm.extra_body` sends provider parameters without a warning.
+#[test]
+fn unknown_llm_keys_warn_with_a_suggestion_and_extra_body_passes_through_silently() {
+    let dir = AgentDir::new().file(
+        "agent.yaml",
+        "name: a\nllm:\n  model: m\n  temprature: 0.2\n  top_k: 40\n  tool_choice: auto\n  extra_body: {top_a: 0.1, mirostat_mode: 2}\n",
+    );
+    let agent = dir.agent();
+    let file = dir.path("agent.yaml");
+    assert_eq!(
+        agent.warnings,
+        [format!(
+            "{}: `llm.temprature` is not a known request parameter; did you mean \
+             `temperature`? it is sent to the server as written; to send a provider-specific \
+             parameter without this warning, put it under `llm.extra_body`",
+            file.display()
+        )]
+    );
+    let sent: Vec<&str> = agent.llm.extra.keys().map(String::as_str).collect();
+    assert_eq!(
+        sent,
+        [
+            "mirostat_mode",
+            "temprature",
+            "tool_choice",
+            "top_a",
+            "top_k"
+        ]
+    );
+    let broken = AgentDir::new().file(
+        "agent.yaml",
+        "name: a\nllm:\n  model: m\n  extra_body: [top_a]\n",
+    );
+    let error = broken.error();
+    assert_eq!(error.message, "`llm.extra_body` must be a mapping");
+}

@@ -14,7 +14,7 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use crate::support::harness::{ROOT, Test};
+use crate::support::harness::{ROOT, Run, Test};
 use crate::support::run::{
     RunFiles, assert_consistent, assert_in_no_file, assert_no_secret, delta, mock, only_run,
     wait_until,
@@ -260,7 +260,7 @@ fn a_run_calls_text_structured_and_image_tools_and_records_them() {
 
 /// Runs `script` against the test agent (`extra` added to the server's entry) in `ws`;
 /// returns the finished run, its files, and the workspace.
-fn run_script(script: &str, extra: &str, code: i32) -> (crate::support::harness::Run, RunFiles) {
+fn run_script(script: &str, extra: &str, code: i32) -> (Run, RunFiles) {
     let js = server_js();
     let mock = mock(script);
     let run = delta(Test::new().agent("agent", &agent_yaml(&js, extra)), &mock)
@@ -410,18 +410,36 @@ fn a_server_killed_mid_call_is_an_error_observation_and_restarts_for_the_next_ca
     assert_no_server_left(&workspace);
 }
 
+/// A run of `agent` (with `env`) that must fail at start: exit 126, each of `says` on
+/// stderr, and no LLM call made.
+fn run_failing_at_start(agent: &str, env: &[(&str, &str)], says: &[&str]) -> Run {
+    let mock = mock("steps:\n  - message: {content: never asked}\n");
+    let test = env.iter().fold(
+        delta(Test::new().agent("agent", agent), &mock),
+        |test, (key, value)| test.env(key, value),
+    );
+    let run = says.iter().fold(
+        test.args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
+            .run()
+            .code(126),
+        |run, text| run.stderr_has(text),
+    );
+    assert!(mock.requests().is_empty(), "no LLM call was made");
+    run
+}
+
 #[test]
 fn a_command_that_does_not_exist_fails_the_run_at_start_with_126() {
-    let mock = mock("steps:\n  - message: {content: never asked}\n");
     let agent = "name: ghost\nllm: {model: test-model}\nmcp_servers:\n  ghost:\n    command: [definitely-not-a-program-e2e]\n";
-    let run = delta(Test::new().agent("agent", agent), &mock)
-        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
-        .run()
-        .code(126)
-        .stderr_has("MCP server 'ghost' (")
-        .stderr_has("cannot run 'definitely-not-a-program-e2e'")
-        .stderr_has("is 'definitely-not-a-program-e2e' installed and on PATH");
-    assert!(mock.requests().is_empty(), "no LLM call was made");
+    let run = run_failing_at_start(
+        agent,
+        &[],
+        &[
+            "MCP server 'ghost' (",
+            "cannot run 'definitely-not-a-program-e2e'",
+            "is 'definitely-not-a-program-e2e' installed and on PATH",
+        ],
+    );
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "FAILED");
     assert_eq!(files.metadata()["error"]["type"], "ConfigError");
@@ -430,16 +448,16 @@ fn a_command_that_does_not_exist_fails_the_run_at_start_with_126() {
 
 #[test]
 fn a_server_that_never_answers_the_handshake_fails_the_run_at_start_with_126() {
-    let mock = mock("steps:\n  - message: {content: never asked}\n");
     let agent = "name: mute\nllm: {model: test-model}\nmcp_servers:\n  mute:\n    command: [sh, -c, 'echo $$ > \"${CWD}/server.pids\"; exec sleep 300']\n    startup_timeout_ms: 500\n";
-    let run = delta(Test::new().agent("agent", agent), &mock)
-        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
-        .run()
-        .code(126)
-        .stderr_has("MCP server 'mute' (")
-        .stderr_has("did not complete the MCP handshake within 500 ms")
-        .stderr_has("raise `startup_timeout_ms`");
-    assert!(mock.requests().is_empty(), "no LLM call was made");
+    let run = run_failing_at_start(
+        agent,
+        &[],
+        &[
+            "MCP server 'mute' (",
+            "did not complete the MCP handshake within 500 ms",
+            "raise `startup_timeout_ms`",
+        ],
+    );
     assert_no_server_left(&run.path().join("ws"));
 }
 
@@ -625,34 +643,28 @@ fn a_streamable_http_server_is_called_with_a_bearer_token_that_no_file_holds() {
 fn a_wrong_bearer_token_fails_the_run_at_start_with_126() {
     let js = server_js();
     let (_upstream, _proxy, url) = http_server(&js, BEARER_CANARY);
-    let mock = mock("steps:\n  - message: {content: never asked}\n");
-    let run = delta(Test::new().agent("agent", &http_agent(&url)), &mock)
-        .env("MCP_TEST_TOKEN", "mcp-wrong-token-canary")
-        .env("MCP_TEST_HEADER", HEADER_CANARY)
-        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
-        .run()
-        .code(126)
-        .stderr_has("MCP server 'web' (");
-    assert!(mock.requests().is_empty(), "no LLM call was made");
+    let run = run_failing_at_start(
+        &http_agent(&url),
+        &[
+            ("MCP_TEST_TOKEN", "mcp-wrong-token-canary"),
+            ("MCP_TEST_HEADER", HEADER_CANARY),
+        ],
+        &["MCP server 'web' ("],
+    );
     assert!(!run.stderr().contains("mcp-wrong-token-canary"));
     assert_in_no_file(run.path(), "mcp-wrong-token-canary");
 }
 
 #[test]
 fn a_missing_token_variable_fails_the_run_at_start_naming_it() {
-    let mock = mock("steps:\n  - message: {content: never asked}\n");
-    Test::new()
-        .agent("agent", &http_agent("http://127.0.0.1:9/mcp"))
-        .env("DELTA_BASE_URL", &mock.base_url())
-        .env("DELTA_API_KEY", crate::support::run::API_KEY)
-        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
-        .run()
-        .code(126)
-        .stderr_has(
+    run_failing_at_start(
+        &http_agent("http://127.0.0.1:9/mcp"),
+        &[],
+        &[
             "needs the environment variable MCP_TEST_HEADER (header X-Trace), which is not set",
-        )
-        .stderr_has("export MCP_TEST_HEADER before the run");
-    assert!(mock.requests().is_empty(), "no LLM call was made");
+            "export MCP_TEST_HEADER before the run",
+        ],
+    );
 }
 
 #[test]

@@ -31,7 +31,7 @@ fn messages_serialize_to_the_openai_wire_format() {
         json!([
             {"role": "system", "content": "be brief"},
             {"role": "user", "content": "list files"},
-            {"role": "assistant", "content": null, "tool_calls": [
+            {"role": "assistant", "content": "", "tool_calls": [
                 {"id": "call_1", "type": "function",
                  "function": {"name": "ls", "arguments": "{\"dir\":\".\"}"}}
             ]},
@@ -70,6 +70,7 @@ fn build_request_merges_passthrough_params() {
             "model": "gpt-4o",
             "messages": [{"role": "user", "content": "hi"}],
             "tools": [{"type": "function", "function": {"name": "ls", "parameters": {}}}],
+            "tool_choice": "auto",
             "temperature": 0.2,
             "max_tokens": 100,
             "response_format": {"type": "text"},
@@ -81,4 +82,45 @@ fn build_request_merges_passthrough_params() {
 fn build_request_omits_tools_when_there_are_none() {
     let body = build_request("m", &[], &[], &Map::new());
     assert_eq!(body, json!({"model": "m", "messages": []}));
+}
+
+// Issue 11: llama-cpp-python's chatml-function-calling offers the tools to the model only
+// when `tool_choice` is set, and its validator answers HTTP 500 to a `null` content.
+#[test]
+fn tools_go_with_tool_choice_auto_unless_the_agent_chooses() {
+    let tools = [json!({"type": "function", "function": {"name": "ls", "parameters": {}}})];
+    let body = build_request("m", &[ChatMessage::user("hi")], &tools, &Map::new());
+    assert_eq!(body["tool_choice"], json!("auto"));
+    let params: Map<String, Value> = json!({"tool_choice": "required"})
+        .as_object()
+        .unwrap()
+        .clone();
+    let body = build_request("m", &[ChatMessage::user("hi")], &tools, &params);
+    assert_eq!(body["tool_choice"], json!("required"));
+}
+
+#[test]
+fn assistant_content_is_always_a_string_and_arguments_always_an_object() {
+    let silent = ChatMessage::from(AssistantMessage {
+        content: None,
+        tool_calls: vec![
+            call("c1", "ls", r#"{"dir": "."}"#),
+            call("c2", "ls", r#"{"dir": "#),
+            call("c3", "ls", "[1]"),
+        ],
+    });
+    let wire = serde_json::to_value(&silent).unwrap();
+    assert_eq!(wire["content"], json!(""));
+    let arguments: Vec<&str> = wire["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| call["function"]["arguments"].as_str().unwrap())
+        .collect();
+    assert_eq!(arguments, [r#"{"dir": "."}"#, "{}", "{}"]);
+    let empty = ChatMessage::from(AssistantMessage::default());
+    assert_eq!(
+        serde_json::to_value(&empty).unwrap(),
+        json!({"role": "assistant", "content": ""})
+    );
 }

@@ -75,6 +75,7 @@ pub fn thought(calls: Vec<ToolCall>) -> EventPayload {
     EventPayload::Thought(Thought {
         content: String::new(),
         llm_invocation_ref: "inv-1".to_owned(),
+        reasoning: None,
         tool_calls: calls,
     })
 }

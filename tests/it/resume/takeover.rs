@@ -698,6 +698,7 @@ fn a_final_answer_journaled_before_the_process_died_completes_the_run() {
             content: "{\"total\": 3}".to_owned(),
             llm_invocation_ref: "inv-9".to_owned(),
             tool_calls: vec![],
+            reasoning: None,
         },
     )]);
     let before = f.events().len();

@@ -93,6 +93,7 @@ fn every_event_type_round_trips_with_its_documented_shape() {
         payload: EventPayload::Thought(Thought {
             content: "Listing files".to_owned(),
             llm_invocation_ref: "inv-1".to_owned(),
+            reasoning: None,
             tool_calls: vec![ToolCall {
                 id: "call_1".to_owned(),
                 name: "ls".to_owned(),
@@ -619,6 +620,7 @@ fn crash_repair_finds_dangling_requests_and_unanswered_tool_calls() {
         EventPayload::Thought(Thought {
             content: String::new(),
             llm_invocation_ref: "inv".to_owned(),
+            reasoning: None,
             tool_calls: ids
                 .iter()
                 .map(|id| ToolCall {

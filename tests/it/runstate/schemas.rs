@@ -29,6 +29,7 @@ fn written_events_metadata_and_requests_validate_against_their_schemas() {
         EventPayload::Thought(Thought {
             content: String::new(),
             llm_invocation_ref: "inv-1".to_owned(),
+            reasoning: None,
             tool_calls: vec![ToolCall {
                 id: "c1".to_owned(),
                 name: "ask_human".to_owned(),

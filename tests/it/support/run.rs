@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mock_llm::{MockServer, Script};
+use mock_llm::{MockServer, Profile, Script, ServerOptions};
 use serde_json::Value;
 
 use super::harness::{ROOT, Test};
@@ -19,10 +19,23 @@ pub const HELLO_SCRIPT: &str = include_str!("../../../examples/hello-world/mock-
 /// The task the hello-world runs are given.
 pub const HELLO_TASK: &str = "Create hello.txt with a greeting";
 
-/// Starts the scripted model.
+/// Starts the scripted model, as strict as the OpenAI API about what it accepts (issue
+/// 11: a lenient mock let requests through that real servers refuse).
 pub fn mock(script: &str) -> MockServer {
-    MockServer::start(Script::from_yaml_str(script).expect("valid mock script"))
-        .expect("start mock-llm")
+    strict_mock(script, Profile::Openai)
+}
+
+/// Starts the scripted model validating requests as `profile`'s server does.
+pub fn strict_mock(script: &str, profile: Profile) -> MockServer {
+    let options = ServerOptions {
+        strict: Some(profile),
+        ..ServerOptions::default()
+    };
+    MockServer::start_with(
+        Script::from_yaml_str(script).expect("valid mock script"),
+        options,
+    )
+    .expect("start mock-llm")
 }
 
 /// A copy of `examples/hello-world` in `agent/` of the test directory (configuration

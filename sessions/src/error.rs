@@ -3,7 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::sessions::id::SessionId;
+use crate::id::SessionId;
 
 /// Everything that can go wrong in a sessions operation.
 #[derive(Debug, thiserror::Error)]

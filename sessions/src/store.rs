@@ -10,10 +10,10 @@ use nix::fcntl::{Flock, FlockArg};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::sessions::error::SessionsError;
-use crate::sessions::id::SessionId;
-use crate::sessions::interp::Kind;
-use crate::sessions::procfs::{self, ProcKey};
+use crate::error::SessionsError;
+use crate::id::SessionId;
+use crate::interp::Kind;
+use crate::procfs::{self, ProcKey};
 
 /// Paths of one session's files.
 #[derive(Debug, Clone)]
@@ -43,7 +43,7 @@ impl SessionPaths {
     pub fn lock(&self) -> PathBuf {
         self.dir.join("exec.lock")
     }
-    /// The holder's Unix socket. Reached through [`crate::sessions::wire::connect`], which
+    /// The holder's Unix socket. Reached through [`crate::wire::connect`], which
     /// copes with paths longer than the 108-byte socket address limit.
     pub fn socket_name() -> &'static str {
         "holder.sock"

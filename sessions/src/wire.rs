@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::sessions::store::SessionPaths;
+use crate::store::SessionPaths;
 
 /// Longest path we hand to bind/connect directly (sun_path is 108 bytes with its NUL).
 const MAX_SOCKET_PATH: usize = 100;

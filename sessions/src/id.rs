@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::sessions::error::SessionsError;
+use crate::error::SessionsError;
 
 const PREFIX: &str = "sess_";
 const HEX_DIGITS: usize = 12;

@@ -22,12 +22,12 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 
-use crate::sessions::error::SessionsError;
-use crate::sessions::id::SessionId;
-use crate::sessions::interp::{Kind, RunFiles, find_marker};
-use crate::sessions::procfs::{self, ProcKey};
-use crate::sessions::store::{self, HistoryEntry, Metadata, SessionPaths, State, Status};
-use crate::sessions::wire::{self, ExecReply, ExecRequest, Reply};
+use crate::error::SessionsError;
+use crate::id::SessionId;
+use crate::interp::{Kind, RunFiles, find_marker};
+use crate::procfs::{self, ProcKey};
+use crate::store::{self, HistoryEntry, Metadata, SessionPaths, State, Status};
+use crate::wire::{self, ExecReply, ExecRequest, Reply};
 
 /// How long the interpreter has to answer its first (empty) request.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -456,7 +456,7 @@ impl Holder {
     fn kill_command_processes(&self, signal: Signal) {
         let victims: Vec<ProcKey> = procfs::descendants(self.interp.key.0, &self.spared)
             .iter()
-            .map(procfs::ProcInfo::key)
+            .map(|stat| stat.key())
             .collect();
         for victim in &victims {
             procfs::signal(*victim, signal);
@@ -620,7 +620,7 @@ impl Holder {
         let me = i32::try_from(std::process::id()).unwrap_or(-1);
         let left: Vec<ProcKey> = procfs::session_members(me)
             .iter()
-            .map(procfs::ProcInfo::key)
+            .map(|stat| stat.key())
             .collect();
         procfs::terminate(&left, Duration::from_millis(500));
         let _ignored = fs::remove_file(self.paths.socket());
@@ -727,7 +727,7 @@ fn client_hung_up(client: &UnixStream) -> bool {
 fn descendant_keys(root: i32) -> HashSet<ProcKey> {
     procfs::descendants(root, &HashSet::new())
         .iter()
-        .map(procfs::ProcInfo::key)
+        .map(|stat| stat.key())
         .collect()
 }
 

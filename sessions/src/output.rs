@@ -12,7 +12,7 @@ use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::sessions::store::Status;
+use crate::store::Status;
 
 /// `start`: the new session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

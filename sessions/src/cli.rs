@@ -10,11 +10,11 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use serde::Serialize;
 
-use crate::sessions::client::{HOLDER_SUBCOMMAND, Sessions};
-use crate::sessions::error::SessionsError;
-use crate::sessions::holder::run_holder;
-use crate::sessions::id::SessionId;
-use crate::sessions::output::ErrorOutput;
+use crate::client::{HOLDER_SUBCOMMAND, Sessions};
+use crate::error::SessionsError;
+use crate::holder::run_holder;
+use crate::id::SessionId;
+use crate::output::ErrorOutput;
 
 /// Exit code for command-line misuse.
 const USAGE: u8 = 2;

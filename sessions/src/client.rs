@@ -10,15 +10,15 @@ use std::time::{Duration, SystemTime};
 
 use nix::sys::signal::Signal;
 
-use crate::sessions::error::SessionsError;
-use crate::sessions::holder::{Startup, TIMEOUT_EXIT_CODE};
-use crate::sessions::id::SessionId;
-use crate::sessions::output::{
+use crate::error::SessionsError;
+use crate::holder::{Startup, TIMEOUT_EXIT_CODE};
+use crate::id::SessionId;
+use crate::output::{
     CleanupOutput, EndOutput, ExecOutput, ListEntry, ListStatus, StartOutput, encode_stream,
 };
-use crate::sessions::procfs::{self, ProcKey};
-use crate::sessions::store::{self, Metadata, SessionPaths, Status};
-use crate::sessions::wire::{self, ExecRequest, Reply};
+use crate::procfs::{self, ProcKey};
+use crate::store::{self, Metadata, SessionPaths, Status};
+use crate::wire::{self, ExecRequest, Reply};
 
 /// Name of the hidden subcommand that turns `delta-sessions` into a holder.
 pub const HOLDER_SUBCOMMAND: &str = "__holder";
@@ -386,12 +386,12 @@ fn stop_processes(meta: &Metadata) {
     // The session id is the holder's pid. If another process now has that pid, a session
     // with this id may be someone else's, so only the recorded interpreter is stopped.
     let pid_is_ours =
-        procfs::read(meta.pid).is_none_or(|info| info.start_time == meta.process_start_time);
+        procfs::read(meta.pid).is_none_or(|info| info.start_ticks == meta.process_start_time);
     if pid_is_ours {
         left.extend(
             procfs::session_members(meta.pid)
                 .iter()
-                .map(procfs::ProcInfo::key),
+                .map(|stat| stat.key()),
         );
     }
     procfs::terminate(&left, Duration::from_millis(500));
