@@ -132,9 +132,11 @@ impl Observer for EngineLog {
             )),
             // The run's creation or takeover is logged when it happens, with more than the
             // event says;
-            // the start of a tool call is in its ACTION_REQUEST, the text in the THOUGHT.
+            // the start of a tool call is in its ACTION_REQUEST, the text (streamed or not)
+            // in the THOUGHT.
             EngineEvent::RunStarted { .. }
             | EngineEvent::ToolStarted { .. }
+            | EngineEvent::LlmText { .. }
             | EngineEvent::Thought { .. } => {}
         }
     }

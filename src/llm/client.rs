@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::credentials::Credentials;
 use super::error::{AttemptFailure, AttemptRecord, LlmError, format_duration};
 use super::response::{Completion, error_text, parse_body};
-use super::stream::{assemble, is_event_stream};
+use super::stream::{LiveText, assemble, is_event_stream};
 
 /// Characters of a response body quoted in an error message.
 const EXCERPT_CHARS: usize = 200;
@@ -59,6 +59,16 @@ pub struct LlmClient {
     credentials: Credentials,
     authorization: Option<HeaderValue>,
     settings: ClientSettings,
+}
+
+/// What a call reports while it is under way.
+#[derive(Debug, Clone, Copy)]
+pub enum CallProgress<'a> {
+    /// An attempt failed and is retried after the record's wait.
+    Retry(&'a AttemptRecord),
+    /// A piece of the answer's text, as a streamed answer (`stream: true`) delivers it.
+    /// A retried attempt may have delivered pieces before it failed.
+    Text(&'a str),
 }
 
 /// One attempt's outcome.
@@ -134,12 +144,13 @@ impl LlmClient {
         self.complete_observed(body, |_| {}).await
     }
 
-    /// [`LlmClient::complete`], calling `on_retry` with each failed attempt just before
-    /// waiting to retry it, so the engine can tell the user why nothing is happening.
+    /// [`LlmClient::complete`], telling `on_progress` of each failed attempt just before
+    /// waiting to retry it, so the engine can tell the user why nothing is happening, and
+    /// of each piece of a streamed answer's text as it arrives.
     pub async fn complete_observed(
         &self,
         body: &[u8],
-        mut on_retry: impl FnMut(&AttemptRecord),
+        mut on_progress: impl FnMut(CallProgress<'_>),
     ) -> Result<Completion, LlmError> {
         let started = Instant::now();
         let max_attempts = self.settings.max_attempts.max(1);
@@ -148,7 +159,7 @@ impl LlmClient {
         let mut timed_out = 0;
         loop {
             attempt += 1;
-            let (mut failure, retry, answer) = match self.send(body).await {
+            let (mut failure, retry, answer) = match self.send(body, &mut on_progress).await {
                 Sent::Success {
                     status,
                     body,
@@ -193,7 +204,7 @@ impl LlmClient {
             };
             match wait {
                 Some(wait) => {
-                    on_retry(&record);
+                    on_progress(CallProgress::Retry(&record));
                     attempts.push(record);
                     tokio::time::sleep(wait).await;
                 }
@@ -206,7 +217,7 @@ impl LlmClient {
         }
     }
 
-    async fn send(&self, body: &[u8]) -> Sent {
+    async fn send(&self, body: &[u8], on_progress: &mut impl FnMut(CallProgress<'_>)) -> Sent {
         let mut request = self
             .http
             .post(self.endpoint.clone())
@@ -215,7 +226,7 @@ impl LlmClient {
         if let Some(authorization) = &self.authorization {
             request = request.header(AUTHORIZATION, authorization.clone());
         }
-        let response = match request.send().await {
+        let mut response = match request.send().await {
             Ok(response) => response,
             Err(error) => return self.transport_failure(&error),
         };
@@ -224,9 +235,25 @@ impl LlmClient {
         let location = header_text(response.headers(), LOCATION.as_str()).map(str::to_owned);
         let content_type =
             header_text(response.headers(), CONTENT_TYPE.as_str()).map(str::to_owned);
-        let body = match response.bytes().await {
-            Ok(body) => body.to_vec(),
-            Err(error) => return self.transport_failure(&error),
+        let live = status.is_success() && is_event_stream(content_type.as_deref(), b"");
+        let body = if live {
+            let mut body = Vec::new();
+            let mut text = LiveText::default();
+            loop {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => {
+                        body.extend_from_slice(&chunk);
+                        text.feed(&chunk, |piece| on_progress(CallProgress::Text(piece)));
+                    }
+                    Ok(None) => break body,
+                    Err(error) => return self.transport_failure(&error),
+                }
+            }
+        } else {
+            match response.bytes().await {
+                Ok(body) => body.to_vec(),
+                Err(error) => return self.transport_failure(&error),
+            }
         };
         if status.is_success() {
             return Sent::Success {
