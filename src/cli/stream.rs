@@ -15,9 +15,11 @@
 //! ```
 //!
 //! With `llm.stream: true` the model's text is shown as it arrives, ending up as it would
-//! be shown unstreamed. Colour comes through `anstream` (only on a terminal, `NO_COLOR` honoured). A spinner
-//! shows while the model thinks, only when stderr is a terminal. `-v` adds engine detail:
-//! context size and build time, invocation ids, durations, tokens, retries.
+//! be shown unstreamed. Colour comes through `anstream` (only on a terminal, `NO_COLOR`
+//! honoured). A spinner with the elapsed time shows while the model thinks, while a tool
+//! runs and while a failed LLM call waits to be retried, only when stderr is a terminal;
+//! each retry is announced with its reason. `-v` adds engine detail: context size and
+//! build time, invocation ids, durations, tokens.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -31,6 +33,7 @@ use super::render;
 use crate::engine::{EngineEvent, Observer};
 use crate::journal::ActionStatus;
 use crate::run::RunStatus;
+use crate::tool::ASK_HUMAN_TOOL;
 
 const HEADER: Style = AnsiColor::Cyan.on_default().effects(Effects::BOLD);
 const DIM: Style = Style::new().effects(Effects::DIMMED);
@@ -214,16 +217,16 @@ impl Observer for StreamRenderer {
                     self.print(&shown);
                 }
             }
+            // Shown without -v: a wait for a 429 or an overloaded server is not the model
+            // thinking, and the user should know why nothing arrives.
             EngineEvent::LlmRetry { detail, .. } => {
                 if self.live.end() {
                     self.print("\n");
                 }
-                if self.verbose {
-                    let line = format!("  {}\n", render::styled(&format!("llm: {detail}"), NOTE));
-                    self.print(&line);
-                    if self.spinner_allowed {
-                        self.spinner = Some(Spinner::start("retrying".to_owned()));
-                    }
+                let line = format!("  {}\n", render::styled(&format!("llm: {detail}"), NOTE));
+                self.print(&line);
+                if self.spinner_allowed {
+                    self.spinner = Some(Spinner::start("waiting to retry".to_owned()));
                 }
             }
             EngineEvent::LlmResponded {
@@ -279,6 +282,10 @@ impl Observer for StreamRenderer {
                     self.detail(&format!("$ {command}"));
                 }
                 self.detail(&format!("action {action_id}"));
+                // Not for ask_human: with -i its question is asked on this terminal.
+                if self.spinner_allowed && tool_name != ASK_HUMAN_TOOL {
+                    self.spinner = Some(Spinner::start(format!("{tool_name} running")));
+                }
             }
             EngineEvent::ToolFinished {
                 status,

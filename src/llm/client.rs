@@ -13,6 +13,7 @@ use super::credentials::Credentials;
 use super::error::{AttemptFailure, AttemptRecord, LlmError, format_duration};
 use super::response::{Completion, error_text, parse_body};
 use super::stream::{LiveText, assemble, is_event_stream};
+use crate::secrets::{Redactor, url_without_userinfo};
 
 /// Characters of a response body quoted in an error message.
 const EXCERPT_CHARS: usize = 200;
@@ -56,7 +57,10 @@ impl Default for ClientSettings {
 pub struct LlmClient {
     http: reqwest::Client,
     endpoint: Url,
-    credentials: Credentials,
+    /// The endpoint as shown in errors and logs: without the userinfo of the base URL.
+    shown_endpoint: String,
+    /// What the server may echo back: the key, the base URL's userinfo.
+    redactor: Redactor,
     authorization: Option<HeaderValue>,
     settings: ClientSettings,
 }
@@ -98,8 +102,9 @@ impl LlmClient {
     /// into a GET, so the redirect is reported for the user to fix DELTA_BASE_URL.
     pub fn new(credentials: Credentials, settings: ClientSettings) -> Result<Self, LlmError> {
         let endpoint_text = format!("{}/chat/completions", credentials.base_url());
+        let shown_endpoint = url_without_userinfo(&endpoint_text);
         let endpoint = Url::parse(&endpoint_text).map_err(|error| LlmError::Setup {
-            detail: format!("invalid endpoint {endpoint_text}: {error}"),
+            detail: format!("invalid endpoint {shown_endpoint}: {error}"),
         })?;
         let authorization = credentials
             .api_key()
@@ -125,15 +130,17 @@ impl LlmClient {
         Ok(LlmClient {
             http,
             endpoint,
-            credentials,
+            shown_endpoint,
+            redactor: Redactor::for_run(&credentials, |_| None),
             authorization,
             settings,
         })
     }
 
-    /// The URL requests go to, `{base_url}/chat/completions`.
+    /// The URL requests go to, `{base_url}/chat/completions`, with any userinfo of the
+    /// base URL replaced by `[REDACTED]`.
     pub fn endpoint(&self) -> &str {
-        self.endpoint.as_str()
+        &self.shown_endpoint
     }
 
     /// Sends `body` (a serialized chat-completions request) as it is and returns the
@@ -319,7 +326,7 @@ impl LlmClient {
                 })
             }
             Err(reason) => Err(LlmError::MalformedResponse {
-                url: self.endpoint.to_string(),
+                url: self.shown_endpoint.clone(),
                 status,
                 reason: self.redact(truncate(&reason, MESSAGE_CHARS)),
                 excerpt: self.redact(excerpt(&body)),
@@ -337,7 +344,7 @@ impl LlmClient {
         answer: Option<Vec<u8>>,
         attempts: Vec<AttemptRecord>,
     ) -> LlmError {
-        let url = self.endpoint.to_string();
+        let url = self.shown_endpoint.clone();
         match failure {
             AttemptFailure::Connection { .. } => LlmError::Unreachable { url, attempts },
             AttemptFailure::Timeout { after } => LlmError::Timeout {
@@ -422,10 +429,7 @@ impl LlmClient {
     /// Servers may echo the key they were sent (some local ones do, in full); it must not
     /// travel on into logs or the journal.
     fn redact(&self, text: String) -> String {
-        match self.credentials.api_key() {
-            Some(key) => text.replace(key, "[redacted]"),
-            None => text,
-        }
+        self.redactor.redact(&text)
     }
 }
 

@@ -269,10 +269,10 @@ impl McpServers {
                 started.elapsed(),
             );
         };
-        if slot.connection.as_ref().is_none_or(Connection::is_down) {
-            if let Some(failed) = slot.restart(&env).await {
-                return McpCallOutcome::error(failed, "not started", started.elapsed());
-            }
+        if slot.connection.as_ref().is_none_or(Connection::is_down)
+            && let Some(failed) = slot.restart(&env).await
+        {
+            return McpCallOutcome::error(failed, "not started", started.elapsed());
         }
         let Some(connection) = slot.connection.as_mut() else {
             return McpCallOutcome::error(

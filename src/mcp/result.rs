@@ -9,6 +9,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use crate::journal::ActionStatus;
+use crate::secrets::write_masked;
 
 /// How a call ended, before it is recorded.
 #[derive(Debug, Clone)]
@@ -65,10 +66,13 @@ pub fn write_call_record(
 ) -> std::io::Result<CallRecord> {
     std::fs::create_dir_all(dir)?;
     let request = json!({"server": server, "tool": tool, "arguments": arguments});
-    std::fs::write(dir.join("request.json"), pretty(&request))?;
+    write_masked(&dir.join("request.json"), pretty(&request).as_bytes())?;
     let Some(result) = &outcome.result else {
         let observation = outcome.failure.clone().unwrap_or_default();
-        std::fs::write(dir.join("error.txt"), format!("{observation}\n"))?;
+        write_masked(
+            &dir.join("error.txt"),
+            format!("{observation}\n").as_bytes(),
+        )?;
         return Ok(CallRecord {
             status: ActionStatus::Error,
             observation,
@@ -81,7 +85,7 @@ pub fn write_call_record(
             parts.push(describe_block(block, index + 1, dir, dir_ref)?);
         }
     }
-    std::fs::write(dir.join("result.json"), pretty(&kept))?;
+    write_masked(&dir.join("result.json"), pretty(&kept).as_bytes())?;
     let mut text = parts.join("\n");
     if text.is_empty() {
         text = match result.get("structuredContent") {
@@ -136,7 +140,7 @@ fn describe_block(
                 return Ok(format!("[{kind} ({mime}) whose data is not valid base64]"));
             };
             let name = format!("content-{number}.{}", extension(&mime));
-            std::fs::write(dir.join(&name), &bytes)?;
+            write_masked(&dir.join(&name), &bytes)?;
             if let Some(object) = block.as_object_mut() {
                 object.remove("data");
                 object.insert("file".into(), name.clone().into());

@@ -4,12 +4,16 @@
 
 mod concurrency;
 mod context_window;
+mod credentials_on_disk;
 mod demo;
+mod docs_commands;
 mod faults;
 mod formats;
 mod hello_world;
+mod live_stream;
 mod mcp;
 mod real_llm;
+mod run_files;
 mod secrets;
 mod servers;
 mod sessions_examples;
