@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use crate::support::harness::{ROOT, Run, Test};
 use crate::support::run::{
-    RunFiles, assert_consistent, assert_in_no_file, assert_no_secret, delta, mock, only_run,
-    wait_until,
+    API_KEY, RunFiles, assert_consistent, assert_in_no_file, assert_no_secret, delta, mock,
+    only_run, wait_until,
 };
 
 /// The test server's entry point. A missing server fails the test, in CI and everywhere
@@ -272,6 +272,25 @@ fn run_script(script: &str, extra: &str, code: i32) -> (Run, RunFiles) {
         .code(code);
     let files = only_run(&run.path().join("ws"));
     (run, files)
+}
+
+#[test]
+fn an_api_key_the_model_sends_to_a_server_is_masked_in_every_record() {
+    let arguments = format!(r#"{{"message": "{API_KEY}"}}"#);
+    let script = script(&[&[("everything__echo", &arguments)]]);
+    let (run, files) = run_script(&script, "", 0);
+    let result = &results(&files)[0];
+    assert_eq!(result["observation_content"], "Echo: [REDACTED]");
+    let record = files
+        .dir
+        .join("io/tool_executions")
+        .join(result["execution_ref"].as_str().expect("ref"));
+    for file in ["request.json", "result.json"] {
+        let text = std::fs::read_to_string(record.join(file)).expect("record");
+        assert!(text.contains("[REDACTED]"), "{file}: {text}");
+    }
+    assert_no_secret(run.path());
+    assert_no_server_left(&run.path().join("ws"));
 }
 
 #[test]
