@@ -386,24 +386,8 @@ fn a_call_that_outlasts_timeout_ms_is_an_error_observation_and_the_server_serves
 
 #[test]
 fn a_server_killed_mid_call_is_an_error_observation_and_restarts_for_the_next_call() {
-    let js = server_js();
-    let script = script(&[
-        &[(
-            "everything__trigger-long-running-operation",
-            r#"{"duration": 60, "steps": 1}"#,
-        )],
-        &[("everything__echo", r#"{"message": "back again"}"#)],
-    ]);
-    let mock = mock(&script);
-    let test = delta(Test::new().agent("agent", &agent_yaml(&js, "")), &mock).args([
-        "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
-    ]);
-    let child = test.spawn();
-    let workspace = test.path().join("ws");
-    let journal = workspace.join(".delta/r1/journal.jsonl");
-    wait_until("the long call to start", || {
-        std::fs::read_to_string(&journal).is_ok_and(|j| j.contains("ACTION_REQUEST"))
-    });
+    let (_mock, _test, child, workspace) =
+        run_into_a_long_call(&[("everything__echo", r#"{"message": "back again"}"#)]);
     let pgid = server_groups(&workspace)[0];
     killpg(Pid::from_raw(pgid), Signal::SIGKILL).expect("kill the server's group");
     let output = child.wait_with_output().expect("wait for delta");
@@ -543,15 +527,21 @@ fn no_server_is_left_while_waiting_for_a_human_and_continue_starts_it_again() {
     assert_no_server_left(&workspace);
 }
 
-/// Starts `delta run` (run id `r1`, workspace `ws`) on a minute-long call of the server
-/// and returns once the call is journaled: the model, the test, the engine and the
-/// workspace.
-fn run_into_a_long_call() -> (MockServer, Test, std::process::Child, PathBuf) {
+/// Starts `delta run` (run id `r1`, workspace `ws`) on a minute-long call of the server,
+/// to be followed by the calls `then` (if any), and returns once the long call is
+/// journaled: the model, the test, the engine and the workspace.
+fn run_into_a_long_call(then: &[(&str, &str)]) -> (MockServer, Test, std::process::Child, PathBuf) {
     let js = server_js();
-    let mock = mock(&script(&[&[(
+    let long: &[(&str, &str)] = &[(
         "everything__trigger-long-running-operation",
         r#"{"duration": 60, "steps": 1}"#,
-    )]]));
+    )];
+    let steps = if then.is_empty() {
+        vec![long]
+    } else {
+        vec![long, then]
+    };
+    let mock = mock(&script(&steps));
     let test = delta(Test::new().agent("agent", &agent_yaml(&js, "")), &mock).args([
         "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
     ]);
@@ -566,7 +556,7 @@ fn run_into_a_long_call() -> (MockServer, Test, std::process::Child, PathBuf) {
 
 #[test]
 fn sigterm_during_a_call_stops_the_server_and_interrupts_the_run() {
-    let (_mock, _test, child, workspace) = run_into_a_long_call();
+    let (_mock, _test, child, workspace) = run_into_a_long_call(&[]);
     let pid = Pid::from_raw(i32::try_from(child.id()).expect("pid"));
     kill(pid, Signal::SIGTERM).expect("signal delta");
     let output = child.wait_with_output().expect("wait for delta");
@@ -734,7 +724,7 @@ fn hooks_fire_around_mcp_calls_and_a_pre_tool_hook_can_skip_one() {
 
 #[test]
 fn a_server_left_by_a_killed_engine_is_killed_when_the_run_is_continued() {
-    let (mock, test, mut child, workspace) = run_into_a_long_call();
+    let (mock, test, mut child, workspace) = run_into_a_long_call(&[]);
     child.kill().expect("kill -9 delta");
     child.wait().expect("reap delta");
     let pgid = server_groups(&workspace)[0];
