@@ -23,6 +23,7 @@ pub mod llm;
 pub mod output;
 pub mod process;
 pub mod quote;
+pub mod replay;
 pub mod resume;
 pub mod run;
 pub mod schema;

@@ -144,7 +144,7 @@ pub(super) fn launch(spec: LaunchSpec, terminal: Terminal) -> Result<Exit, CliEr
             Start::Continue {
                 workspace, run_id, ..
             } => Some((RunPaths::new(workspace, run_id).journal(), run_id.clone())),
-            Start::New { .. } => None,
+            Start::New { .. } | Start::Replay(_) => None,
         };
         let mut stream = JsonlStream::new(human, continued);
         let outcome = drive(spec, terminal, &mut stream);
@@ -183,8 +183,9 @@ fn drive(
 
 /// The terminal as the launch's [`Frontend`]: warnings and reports on stderr, the workspace
 /// question asked there.
-struct TerminalFrontend {
-    yes: bool,
+pub(super) struct TerminalFrontend {
+    /// `-y`: never ask.
+    pub yes: bool,
 }
 
 impl Frontend for TerminalFrontend {

@@ -61,7 +61,7 @@ pub use window::CONTEXT_WINDOW_EXCEEDED;
 use crate::config::Agent;
 use crate::hooks::{HookEvent, HookRunner};
 use crate::journal::{EventPayload, Journal, JournalError, MessageLevel, RunEnd, SystemMessage};
-use crate::llm::LlmClient;
+use crate::llm::ChatModel;
 use crate::process::{OUTPUT_KEEP_BYTES, OutputPolicy};
 use crate::run::{
     ErrorInfo, ErrorType, Metadata, RunLock, RunPaths, RunStateError, Timestamp, write_metadata,
@@ -161,7 +161,7 @@ impl ActiveRun {
     pub async fn drive(
         mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         observer: &mut dyn Observer,
         mut shutdown: Shutdown,
     ) -> Result<RunPaths, EngineError> {
@@ -190,7 +190,7 @@ impl ActiveRun {
     async fn run_loop(
         &mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
     ) -> Result<Stop, EngineError> {

@@ -18,7 +18,7 @@ use crate::context::{ContextEnv, ContextReport, build_context};
 use crate::hooks::HookEvent;
 use crate::journal::{EventPayload, Thought, ToolCall, read_journal};
 use crate::llm::{
-    AssistantMessage, AttemptRecord, ChatMessage, Completion, LlmClient, LlmError, cost_usd,
+    AssistantMessage, AttemptRecord, ChatMessage, ChatModel, Completion, LlmError, cost_usd,
 };
 use crate::run::{ErrorInfo, ErrorType, Timestamp};
 
@@ -44,7 +44,7 @@ impl ActiveRun {
     pub(super) async fn think(
         &mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         iteration: u32,
         (tools, params): (&[Value], &Map<String, Value>),
         window: &mut Window,
@@ -205,7 +205,7 @@ impl ActiveRun {
     pub(super) async fn call_llm(
         &mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         iteration: u32,
         body: &Value,
         context: &ContextReport,
@@ -227,14 +227,14 @@ impl ActiveRun {
         let started_at = Timestamp::now();
         let started = Instant::now();
         let outcome = {
-            let on_retry = |record: &AttemptRecord| {
+            let mut on_retry = |record: &AttemptRecord| {
                 observer.on_event(&EngineEvent::LlmRetry {
                     invocation_id: invocation_id.clone(),
                     detail: record.to_string(),
                 });
             };
             tokio::select! {
-                result = llm.complete_observed(&bytes, on_retry) => Ok(result),
+                result = llm.answer(&bytes, &mut on_retry) => Ok(result),
                 signal = shutdown.wait() => Err(signal),
             }
         };

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::OutputError;
-use crate::run::{DELTA_DIR, ParentRef, RunStatus, Timestamp, read_metadata};
+use crate::run::{DELTA_DIR, ParentRef, ReplayRef, RunStatus, Timestamp, read_metadata};
 
 /// Longest `task_summary`, in characters.
 const TASK_SUMMARY_CHARS: usize = 60;
@@ -91,6 +91,9 @@ pub struct RunListing {
     /// The run a fork was made from, and the seq it was cut at (forks only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<ParentRef>,
+    /// The recorded run a replay played back (replays only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<ReplayRef>,
 }
 
 /// The `--format json` output of `list-runs`: most recently updated first.
@@ -176,6 +179,7 @@ fn listing_for(dir: &Path, run_id: String) -> RunListing {
             agent: Some(metadata.agent_name),
             error: None,
             parent: metadata.parent,
+            replay_of: metadata.replay_of,
         },
         Err(error) => RunListing {
             run_id,
@@ -186,6 +190,7 @@ fn listing_for(dir: &Path, run_id: String) -> RunListing {
             agent: None,
             error: Some(error.to_string()),
             parent: None,
+            replay_of: None,
         },
     }
 }
@@ -257,6 +262,11 @@ pub fn render_runs_text(runs: &[RunListing], now: DateTime<Utc>) -> String {
             line.push_str(parent.run_id.as_str());
             line.push_str(" at seq ");
             line.push_str(&parent.seq.to_string());
+            line.push(')');
+        }
+        if let Some(replayed) = &run.replay_of {
+            line.push_str("  (replay of ");
+            line.push_str(replayed.run_id.as_str());
             line.push(')');
         }
         out.push_str(line.trim_end());
