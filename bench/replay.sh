@@ -2,8 +2,8 @@
 # `delta replay` of a 200-iteration run (issue 17): the run is recorded once against
 # mock-llm, then replayed with DELTA_BASE_URL at a closed port and no key, 5 times. Prints
 # the wall time of each replay (the whole CLI call: the engine, 200 tool processes, the
-# request comparisons) and the time the tools took inside it, so that the engine's own
-# share can be read off. Figures, not pass/fail.
+# request comparisons), the time the tools took inside it, and the difference: the engine
+# time. Figures, not pass/fail.
 #
 #   bench/replay.sh [ITERATIONS]        (default 200; builds the release binaries)
 set -euo pipefail
@@ -40,16 +40,19 @@ YAML
 "$bin/mock-llm" --script script.yaml > port.txt &
 mock_pid=$!
 for _ in $(seq 1 50); do [ -s port.txt ] && break; sleep 0.1; done
+millis() { echo $(( $(date +%s%N) / 1000000 )); }
+start=$(millis)
 DELTA_BASE_URL="http://127.0.0.1:$(head -1 port.txt)/v1" DELTA_API_KEY=bench \
   "$bin/delta" run --agent agent -w ws -m "mark $iterations times" --run-id recorded \
   --max-iterations "$iterations" --format raw > /dev/null 2>&1
+recording=$(( $(millis) - start ))
 kill "$mock_pid"
 
 # A port nothing listens on.
 closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-millis() { echo $(( $(date +%s%N) / 1000000 )); }
 walls=()
 tools=()
+engine=()
 for i in 1 2 3 4 5; do
   start=$(millis)
   env -u DELTA_API_KEY -u OPENAI_API_KEY DELTA_BASE_URL="http://127.0.0.1:$closed/v1" \
@@ -58,8 +61,11 @@ for i in 1 2 3 4 5; do
   walls+=($(( $(millis) - start )))
   tools+=($(cat ws/.delta/"replay$i"/io/tool_executions/*/duration_ms.txt 2>/dev/null \
     | awk '{ sum += $1 } END { print sum + 0 }'))
+  engine+=($(( walls[-1] - tools[-1] )))
 done
 echo "delta replay of a $iterations-iteration run (one tool call per iteration), release build"
 head -2 out1.txt | tail -1
 echo "  wall time, 5 replays (ms):            ${walls[*]}"
 echo "  tool processes inside them (ms):      ${tools[*]}"
+echo "  engine time = wall - tools (ms):      ${engine[*]}"
+echo "  (the recording itself, against mock-llm: $recording ms wall; load average $(cut -d' ' -f1 /proc/loadavg))"

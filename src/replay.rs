@@ -15,17 +15,19 @@ mod compare;
 mod recording;
 
 use std::collections::{HashSet, VecDeque};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
+use serde_json::Value;
 
 pub use compare::{Masks, first_difference, request_view, text_difference};
 pub use recording::{RecordedCall, RecordedResult, Recording};
 
 use crate::budget::Budget;
 use crate::engine::HumanInput;
-use crate::journal::{EventPayload, JournalError, read_journal};
+use crate::journal::{ActionResult, Event, EventPayload, JournalError};
 use crate::launch::{LaunchSpec, ReplayStart, Start};
 use crate::llm::{Answering, AttemptRecord, ChatModel, LlmError, completion_from_record};
 use crate::run::{
@@ -251,6 +253,8 @@ struct State {
     served: usize,
     /// The replay's tool results already compared.
     compared: usize,
+    /// Bytes of the replay's journal already read.
+    read: u64,
     /// Tool call ids whose observations diverged: their answers are left out of later
     /// request comparisons, as the difference is already reported.
     reported: HashSet<String>,
@@ -291,10 +295,20 @@ impl ReplayModel {
                 "request {number} has no recorded answer (the recording made {recorded})"
             )));
         };
-        let replayed: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
-        let recorded = request_view(&call.request, &self.masks, &state.reported);
-        let replayed = request_view(&replayed, &self.masks, &state.reported);
-        if let Some(diff) = first_difference(&recorded, &replayed) {
+        let replayed: Value = serde_json::from_slice(body).unwrap_or_default();
+        // Equal as sent is equal once masked: the masks are only needed when they differ.
+        let same = ["messages", "tools"]
+            .iter()
+            .all(|key| call.request.get(key) == replayed.get(key));
+        let diff = if same {
+            None
+        } else {
+            first_difference(
+                &request_view(&call.request, &self.masks, &state.reported),
+                &request_view(&replayed, &self.masks, &state.reported),
+            )
+        };
+        if let Some(diff) = diff {
             diverge(
                 &mut state,
                 Divergence {
@@ -318,27 +332,12 @@ impl ReplayModel {
         })
     }
 
-    /// Compares the replay's tool results not compared yet with the recorded ones.
+    /// Compares the replay's tool results not compared yet with the recorded ones. Only
+    /// the journal lines appended since the last look are read (the engine wrote them:
+    /// complete lines, one event each).
     fn compare_results(&self, state: &mut State) {
-        let Ok(journal) = read_journal(&self.journal) else {
-            return;
-        };
-        let results = journal
-            .events
-            .iter()
-            .filter_map(|event| match &event.payload {
-                EventPayload::ActionResult(result) => Some((event.seq, result)),
-                EventPayload::RunStart(_)
-                | EventPayload::UserMessage(_)
-                | EventPayload::Thought(_)
-                | EventPayload::ActionRequest(_)
-                | EventPayload::HumanInputRequest(_)
-                | EventPayload::HumanInputReceived(_)
-                | EventPayload::SystemMessage(_)
-                | EventPayload::HookExecutionAudit(_)
-                | EventPayload::RunEnd(_) => None,
-            });
-        for (index, (seq, result)) in results.enumerate().skip(state.compared) {
+        for (seq, result) in self.new_results(state) {
+            let index = state.compared;
             state.compared = index + 1;
             let Some(recorded) = self.recording.results.get(index) else {
                 diverge(
@@ -380,6 +379,41 @@ impl ReplayModel {
                 );
             }
         }
+    }
+
+    /// The ACTION_RESULTs of the complete journal lines after `state.read`.
+    fn new_results(&self, state: &mut State) -> Vec<(u64, ActionResult)> {
+        let Ok(mut file) = std::fs::File::open(&self.journal) else {
+            return Vec::new();
+        };
+        let mut bytes = Vec::new();
+        if file.seek(SeekFrom::Start(state.read)).is_err() || file.read_to_end(&mut bytes).is_err()
+        {
+            return Vec::new();
+        }
+        let complete = bytes
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |end| end + 1);
+        state.read += complete as u64;
+        bytes
+            .get(..complete)
+            .unwrap_or_default()
+            .split(|b| *b == b'\n')
+            .filter_map(|line| serde_json::from_slice::<Event>(line).ok())
+            .filter_map(|event| match event.payload {
+                EventPayload::ActionResult(result) => Some((event.seq, result)),
+                EventPayload::RunStart(_)
+                | EventPayload::UserMessage(_)
+                | EventPayload::Thought(_)
+                | EventPayload::ActionRequest(_)
+                | EventPayload::HumanInputRequest(_)
+                | EventPayload::HumanInputReceived(_)
+                | EventPayload::SystemMessage(_)
+                | EventPayload::HookExecutionAudit(_)
+                | EventPayload::RunEnd(_) => None,
+            })
+            .collect()
     }
 
     /// The outcome once the replay run `paths` ended: the tool results after the last
