@@ -8,9 +8,8 @@ use clap::{Args, ValueHint};
 use super::drive::{self, Format, LimitArgs, Terminal, parse_run_id, read_message};
 use super::error::CliError;
 use super::render;
-use crate::budget::Budget;
 use crate::fork::{ForkSpec, fork};
-use crate::launch::{LaunchSpec, Start};
+use crate::launch::Start;
 use crate::output::Exit;
 use crate::quote::quote_path;
 use crate::run::RunId;
@@ -123,19 +122,15 @@ impl ForkArgs {
             forked.parent.run_id,
             forked.parent.seq
         ));
-        let mut spec = LaunchSpec {
-            start: Start::Continue {
+        let spec = self.limits.spec(
+            Start::Continue {
                 workspace: forked.paths.workspace().to_path_buf(),
                 run_id: forked.paths.run_id().clone(),
                 message,
                 force: false,
             },
-            max_iterations: self.max_iterations,
-            budget: Budget::default(),
-            output_schema: None,
-            ask_human: None,
-        };
-        self.limits.apply(&mut spec);
+            self.max_iterations,
+        );
         let terminal = Terminal {
             verbose: self.verbose,
             interactive: self.interactive,

@@ -94,17 +94,36 @@ pub fn completion_from_record(
     stream: Option<Vec<u8>>,
 ) -> Result<Completion, String> {
     let parsed = parse_body(&body)?;
-    Ok(Completion {
-        raw_body: body,
+    Ok(Completion::new(
+        parsed,
+        body,
         stream,
-        message: parsed.message,
-        usage: parsed.usage,
-        model: parsed.model,
-        finish_reason: parsed.finish_reason,
-        reasoning: parsed.reasoning,
-        attempts: Vec::new(),
-        duration: Duration::ZERO,
-    })
+        Vec::new(),
+        Duration::ZERO,
+    ))
+}
+
+impl Completion {
+    /// The completion of `parsed`, whose body is `raw_body`.
+    pub(crate) fn new(
+        parsed: ParsedBody,
+        raw_body: Vec<u8>,
+        stream: Option<Vec<u8>>,
+        attempts: Vec<AttemptRecord>,
+        duration: Duration,
+    ) -> Self {
+        Completion {
+            raw_body,
+            stream,
+            message: parsed.message,
+            usage: parsed.usage,
+            model: parsed.model,
+            finish_reason: parsed.finish_reason,
+            reasoning: parsed.reasoning,
+            attempts,
+            duration,
+        }
+    }
 }
 
 /// Parses a 2xx body. The error is a short reason for `LlmError::MalformedResponse`.

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::harness::Test;
-use crate::support::run::{RunFiles, assert_consistent, delta, mock, runs_in};
+use crate::support::run::{assert_consistent, delta, mock, run_files, runs_in};
 
 const AGENT: &str = r#"
 name: forking
@@ -54,12 +54,6 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         }
     }
     files
-}
-
-fn run_files(workspace: &Path, id: &str) -> RunFiles {
-    RunFiles {
-        dir: workspace.join(".delta").join(id),
-    }
 }
 
 /// The parent: a completed 5-iteration run `parent` in `ws`.

@@ -4,12 +4,11 @@
 //! first divergent observation, a changed system prompt the first divergent request.
 
 use std::fs;
-use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::support::harness::{Run, Test};
-use crate::support::run::{RunFiles, assert_consistent, delta, mock};
+use crate::support::run::{RunFiles, assert_consistent, delta, mock, run_files};
 
 const AGENT: &str = r#"
 name: replaying
@@ -56,12 +55,6 @@ fn closed_port() -> String {
     format!("http://127.0.0.1:{port}/v1")
 }
 
-fn files(workspace: &Path, id: &str) -> RunFiles {
-    RunFiles {
-        dir: workspace.join(".delta").join(id),
-    }
-}
-
 /// The recording: run `parent` in `ws`, paused by its question, answered by `continue`.
 fn recorded() -> Test {
     let mock = mock(SCRIPT);
@@ -97,6 +90,16 @@ fn replay(test: Test, extra: &[&str]) -> Run {
         .run()
 }
 
+/// The payload field `field` of every event of type `kind`, in journal order.
+fn payload_fields(files: &RunFiles, kind: &str, field: &str) -> Vec<Value> {
+    files
+        .journal()
+        .into_iter()
+        .filter(|event| event["type"] == kind)
+        .map(|event| event["payload"][field].clone())
+        .collect()
+}
+
 /// The seqs of the recording's events of type `kind`.
 fn seqs(files: &RunFiles, kind: &str) -> Vec<u64> {
     files
@@ -111,13 +114,8 @@ fn seqs(files: &RunFiles, kind: &str) -> Vec<u64> {
 fn an_unchanged_agent_replays_identical_with_hooks_a_failed_tool_and_a_human_answer() {
     let test = recorded();
     let workspace = test.path().join("ws");
-    let parent = files(&workspace, "parent");
-    let parent_results: Vec<Value> = parent
-        .journal()
-        .into_iter()
-        .filter(|event| event["type"] == "ACTION_RESULT")
-        .map(|event| event["payload"]["status"].clone())
-        .collect();
+    let parent = run_files(&workspace, "parent");
+    let parent_results = payload_fields(&parent, "ACTION_RESULT", "status");
     assert_eq!(
         parent_results,
         [json!("SUCCESS"), json!("FAILED"), json!("SUCCESS")]
@@ -129,7 +127,7 @@ fn an_unchanged_agent_replays_identical_with_hooks_a_failed_tool_and_a_human_ans
         "identical\nreplay replay of run parent: COMPLETED, 4 of 4 answers replayed, 3 \
          observations compared\n"
     );
-    let replayed = files(&workspace, "replay");
+    let replayed = run_files(&workspace, "replay");
     assert_consistent(&replayed, "COMPLETED");
     let metadata = replayed.metadata();
     assert_eq!(metadata["replay_of"], json!({"run_id": "parent"}));
@@ -159,13 +157,10 @@ fn an_unchanged_agent_replays_identical_with_hooks_a_failed_tool_and_a_human_ans
         "RUN_END",
     ]);
     assert_eq!(replayed.types(), expected);
-    let answer: Vec<Value> = replayed
-        .journal()
-        .into_iter()
-        .filter(|event| event["type"] == "HUMAN_INPUT_RECEIVED")
-        .map(|event| event["payload"]["response"].clone())
-        .collect();
-    assert_eq!(answer, [json!("blue")]);
+    assert_eq!(
+        payload_fields(&replayed, "HUMAN_INPUT_RECEIVED", "response"),
+        [json!("blue")]
+    );
     // The hooks really ran again: 5 runs recorded, 6 replayed.
     let hooks = fs::read_to_string(workspace.join("hooks.log")).expect("hooks.log");
     assert_eq!(hooks.lines().count(), 11, "{hooks}");
@@ -191,7 +186,7 @@ fn an_unchanged_agent_replays_identical_with_hooks_a_failed_tool_and_a_human_ans
 fn a_changed_tool_command_is_the_first_divergent_observation_with_its_seq() {
     let test = recorded();
     let workspace = test.path().join("ws");
-    let greet_result = seqs(&files(&workspace, "parent"), "ACTION_RESULT")[0];
+    let greet_result = seqs(&run_files(&workspace, "parent"), "ACTION_RESULT")[0];
     let agent = AGENT.replace("echo hello ${name}", "echo goodbye ${name}");
     let test = test.file("agent/agent.yaml", &agent);
 
@@ -212,13 +207,8 @@ fn a_changed_tool_command_is_the_first_divergent_observation_with_its_seq() {
     assert_eq!(outcome["outcome"], "divergence");
     assert_eq!(outcome["status"], "COMPLETED");
     assert_eq!(outcome["answers_replayed"], 4);
-    let replayed = files(&workspace, "replay");
-    let observations: Vec<Value> = replayed
-        .journal()
-        .into_iter()
-        .filter(|event| event["type"] == "ACTION_RESULT")
-        .map(|event| event["payload"]["observation_content"].clone())
-        .collect();
+    let replayed = run_files(&workspace, "replay");
+    let observations = payload_fields(&replayed, "ACTION_RESULT", "observation_content");
     assert_eq!(
         observations[0].as_str().map(str::trim_end),
         Some("goodbye Ada")
@@ -243,7 +233,7 @@ fn a_changed_tool_command_is_the_first_divergent_observation_with_its_seq() {
     assert_eq!(outcome["divergence"]["seq"], greet_result);
     assert_eq!(outcome["status"], "FAILED");
     assert_eq!(outcome["answers_replayed"], 1);
-    let stopped = files(&workspace, "stop");
+    let stopped = run_files(&workspace, "stop");
     assert_consistent(&stopped, "FAILED");
     assert_eq!(
         stopped.metadata()["error"]["message"],
@@ -255,7 +245,7 @@ fn a_changed_tool_command_is_the_first_divergent_observation_with_its_seq() {
 fn a_changed_system_prompt_is_the_first_divergent_request() {
     let test = recorded();
     let workspace = test.path().join("ws");
-    let first_thought = seqs(&files(&workspace, "parent"), "THOUGHT")[0];
+    let first_thought = seqs(&run_files(&workspace, "parent"), "THOUGHT")[0];
     let test = test.file("agent/system_prompt.md", "You are a changed agent.\n");
 
     let run = replay(test, &[]).code(1);
@@ -268,7 +258,7 @@ fn a_changed_system_prompt_is_the_first_divergent_request() {
              replayed, 0 observations compared\n"
         )
     );
-    let replayed = files(&workspace, "replay");
+    let replayed = run_files(&workspace, "replay");
     assert_consistent(&replayed, "FAILED");
     assert_eq!(replayed.types(), ["RUN_START", "RUN_END"]);
 }
@@ -295,7 +285,7 @@ fn replay_needs_no_model_no_key_and_no_network() {
         .run()
         .code(0);
     assert!(run.stdout().starts_with("identical\n"), "{}", run.stdout());
-    let log = files(&run.path().join("ws"), "offline").read("engine.log");
+    let log = run_files(&run.path().join("ws"), "offline").read("engine.log");
     assert!(!log.contains("127.0.0.1"), "{log}");
 }
 
@@ -359,7 +349,7 @@ steps:
         fs::read_to_string(fresh.join("input.txt")).expect("copied"),
         "seed\n"
     );
-    let metadata = files(&fresh, "fresh").metadata();
+    let metadata = run_files(&fresh, "fresh").metadata();
     let recorded_ws = run.path().join("ws");
     assert_eq!(
         metadata["replay_of"],
