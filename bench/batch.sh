@@ -40,9 +40,19 @@ lone_start=$(date +%s.%N)
 for i in 1 2 3 4 5; do "$bin/delta" run --agent agent -w "lone$i" -y -m "mark twice" --format raw >/dev/null 2>&1; done
 lone=$(echo "($(date +%s.%N) - $lone_start) / 5" | bc -l)
 
-/usr/bin/time -v "$bin/delta" batch run tasks.jsonl --agent agent --out out --jobs 2 2> time.txt >/dev/null
-wall=$(grep 'Elapsed (wall clock)' time.txt | awk '{print $NF}' | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
-rss=$(grep 'Maximum resident set size' time.txt | awk '{print $NF}')
+# The driver's own peak (VmHWM), polled while it runs: getrusage(RUSAGE_CHILDREN), as
+# `time -v` reports it, would be the largest of the driver and every run it started.
+batch_start=$(date +%s.%N)
+"$bin/delta" batch run tasks.jsonl --agent agent --out out --jobs 2 >/dev/null 2>batch.err &
+driver=$!
+rss=0
+while ! grep -qs '^State:[[:space:]]*Z' "/proc/$driver/status" && [ -e "/proc/$driver" ]; do
+  peak=$(awk '/^VmHWM:/ {print $2}' "/proc/$driver/status" 2>/dev/null || true)
+  if [ -n "$peak" ] && [ "$peak" -gt "$rss" ]; then rss=$peak; fi
+  sleep 0.2
+done
+wait "$driver"
+wall=$(echo "$(date +%s.%N) - $batch_start" | bc -l)
 done_count=$(grep -c COMPLETED out/results.jsonl || true)
 printf 'tasks: %s (%s COMPLETED), --jobs 2\n' "$tasks" "$done_count"
 printf 'wall: %.1f s, %.1f tasks/s\n' "$wall" "$(echo "$tasks / $wall" | bc -l)"

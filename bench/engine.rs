@@ -69,6 +69,7 @@ impl Observer for Timings {
             | EngineEvent::Warning { .. }
             | EngineEvent::LlmRequestStarted { .. }
             | EngineEvent::LlmRetry { .. }
+            | EngineEvent::LlmText { .. }
             | EngineEvent::Thought { .. }
             | EngineEvent::ToolStarted { .. }
             | EngineEvent::Detail { .. }

@@ -2,6 +2,7 @@
 //! and the reader (with torn-tail detection and repair for crash recovery).
 
 mod calls;
+mod displaced;
 mod event;
 
 use std::collections::HashSet;
@@ -10,6 +11,7 @@ use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+pub use displaced::Displacement;
 pub use event::{
     ActionRequest, ActionResult, ActionStatus, Event, EventPayload, HookExecutionAudit, HookStatus,
     HumanInputReceived, HumanInputRequest, MessageLevel, RunEnd, RunStart, SystemMessage, Thought,
@@ -190,7 +192,7 @@ impl JournalRead {
 /// [`JournalError::CorruptLine`] and [`JournalError::SeqOutOfOrder`] with the line number;
 /// [`JournalError::Io`] when the file cannot be read.
 pub fn read_journal(path: &Path) -> Result<JournalRead, JournalError> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::run::read_regular_file(path, crate::run::MAX_JOURNAL_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
         Err(source) => {
@@ -451,6 +453,9 @@ impl Journal {
             source,
         })?;
         line.push(b'\n');
+        // The key can arrive in any payload (a server's echo, a model's tool arguments):
+        // masked here, the one place every journal line passes.
+        let line = crate::secrets::for_disk().redact_bytes(&line);
         // write_all issues exactly one write(2) for a regular file unless the kernel
         // reports a short write (disk full, signal), in which case it continues the same
         // line; a failure part-way is undone below.

@@ -33,7 +33,7 @@ use crate::journal::FsyncPolicy;
 use crate::llm::{ChatModel, LlmClient, resolve_credentials};
 use crate::output::{Exit, OutputError, RunResult};
 use crate::process::OutputPolicy;
-use crate::resume::{self, ContinueOptions, ResumeError, ResumeReport};
+use crate::resume::{self, ContinueOptions, Entry, ResumeError, ResumeReport};
 use crate::run::{ReplayRef, RunId, RunPaths, RunStateError};
 use crate::secrets::Redactor;
 use crate::workspace::{
@@ -425,7 +425,10 @@ impl Launch {
             .map_err(LaunchError::Runtime)?;
         let paths = runtime.block_on(async {
             let shutdown = Shutdown::on_signals().map_err(LaunchError::Runtime)?;
-            let mut active = self.begin(frontend)?.with_limits(self.limits.clone());
+            let mut active = match self.begin(frontend)? {
+                Begun::Active(active) => active.with_limits(self.limits.clone()),
+                Begun::Finished(paths) => return Ok(paths),
+            };
             if let Some(human) = human {
                 active = active.with_human(human);
             }
@@ -438,8 +441,9 @@ impl Launch {
         Ok(Finished { paths, result })
     }
 
-    /// The run as an [`ActiveRun`]: created, or taken over.
-    fn begin(&self, frontend: &mut dyn Frontend) -> Result<ActiveRun, LaunchError> {
+    /// The run as an [`ActiveRun`]: created, or taken over; or, taken over, already at
+    /// its end ([`Entry::Finished`]).
+    fn begin(&self, frontend: &mut dyn Frontend) -> Result<Begun, LaunchError> {
         match &self.pending {
             Pending::New {
                 workspace,
@@ -467,7 +471,11 @@ impl Launch {
                     match ActiveRun::begin(Origin::New(new), &self.agent, self.output.clone()) {
                         Err(engine::EngineError::RunState(RunStateError::RunExists { .. }))
                             if run_id.is_none() && attempts < GENERATED_ID_ATTEMPTS => {}
-                        other => return other.map_err(LaunchError::from),
+                        other => {
+                            return other
+                                .map(|active| Begun::Active(Box::new(active)))
+                                .map_err(LaunchError::from);
+                        }
                     }
                 }
             }
@@ -485,14 +493,25 @@ impl Launch {
                 };
                 let resumed = resume::take_over(workspace, run_id, &options)?;
                 frontend.took_over(&resumed.report);
-                Ok(ActiveRun::begin(
+                if resumed.report.entry == Entry::Finished {
+                    return Ok(Begun::Finished(resumed.paths));
+                }
+                Ok(Begun::Active(Box::new(ActiveRun::begin(
                     Origin::Continued(Box::new(resumed)),
                     &self.agent,
                     self.output.clone(),
-                )?)
+                )?)))
             }
         }
     }
+}
+
+/// What [`Launch::begin`] made of the run.
+enum Begun {
+    /// Ready to be driven.
+    Active(Box<ActiveRun>),
+    /// Nothing left to drive: its result is on disk.
+    Finished(RunPaths),
 }
 
 fn prepare_new(
@@ -526,6 +545,7 @@ fn prepare_new(
     let (workspace, workspace_id) = choice.create(&agent.home)?;
     let agent = config::load_agent(agent_path, &workspace)?;
     let output = OutputPolicy::new(output_limit, Redactor::for_run(&credentials, env_var));
+    crate::secrets::guard_disk(&output.redactor);
     let llm = Arc::new(LlmClient::new(credentials, settings)?);
     let max_iterations = budget(max_iterations, &agent);
     let limits = asked.decide(&agent, Budget::default())?;
@@ -559,6 +579,7 @@ fn prepare_replay(
         frontend.warning(warning);
     }
     let output = OutputPolicy::new(output_limit(env_var)?, Redactor::inherited(env_var));
+    crate::secrets::guard_disk(&output.redactor);
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
     let limits = asked.decide(&agent, Budget::default())?;
     let workspace_id = numbered_id(&agent.home, &workspace);
@@ -607,6 +628,7 @@ fn prepare_continue(
         output_limit(env_var)?,
         Redactor::for_run(&credentials, env_var),
     );
+    crate::secrets::guard_disk(&output.redactor);
     let llm = Arc::new(LlmClient::new(credentials, settings)?);
     let max_iterations = budget(max_iterations, &agent);
     let recorded_budget = recorded

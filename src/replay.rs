@@ -29,7 +29,7 @@ use crate::budget::Budget;
 use crate::engine::HumanInput;
 use crate::journal::{ActionResult, Event, EventPayload, JournalError};
 use crate::launch::{LaunchSpec, ReplayStart, Start};
-use crate::llm::{Answering, AttemptRecord, ChatModel, LlmError, completion_from_record};
+use crate::llm::{Answering, CallProgress, ChatModel, LlmError, completion_from_record};
 use crate::run::{
     InteractionRequest, ReplayRef, RunId, RunPaths, RunStateError, RunStatus, read_metadata,
 };
@@ -478,7 +478,7 @@ impl ChatModel for ReplayModel {
     fn answer<'a>(
         &'a self,
         body: &'a [u8],
-        _on_retry: &'a mut dyn FnMut(&AttemptRecord),
+        _on_progress: &'a mut dyn FnMut(CallProgress<'_>),
     ) -> Answering<'a> {
         Box::pin(std::future::ready(self.serve(body)))
     }

@@ -29,9 +29,9 @@ use crate::journal::{
 };
 use crate::quote::quote_path;
 use crate::run::{
-    Metadata, ProcessIdentity, RunId, RunLock, RunPaths, RunStateError, RunStatus, Timestamp,
-    clear_interaction, is_locked_by_other, open_run, read_interaction_request,
-    read_interaction_response, read_metadata, write_metadata,
+    FinalStatus, Metadata, ProcessIdentity, RunId, RunLock, RunPaths, RunStateError, RunStatus,
+    Timestamp, clear_interaction, is_locked_by_other, open_run, read_interaction_request,
+    read_interaction_response, read_metadata, reclaim_abandoned, write_metadata,
 };
 
 /// Why a run cannot be continued (yet). Each message says what to do.
@@ -92,6 +92,35 @@ pub enum ResumeError {
         /// The workspace, quoted for a shell.
         workspace: String,
     },
+    /// The run's process died while creating it, before anything was recorded: there is
+    /// nothing to continue, and its directory was removed so that the id can be used again.
+    #[error(
+        "Run {run_id} was never started: its process died while creating it, before its task \
+         was recorded. Its directory was removed; start it again with:\n  \
+         delta run --run-id {run_id} -w {workspace} -m \"...\""
+    )]
+    CreationInterrupted {
+        /// The run.
+        run_id: RunId,
+        /// The workspace, quoted for a shell.
+        workspace: String,
+    },
+    /// The journal is missing or empty although the run had iterations: its conversation
+    /// is gone, and it is not silently restarted from the task in `metadata.json`.
+    #[error(
+        "The journal of run {run_id} ({}) is missing or empty, but metadata.json records \
+         {iterations} iteration(s): the conversation is lost. Put journal.jsonl back (from a \
+         backup, or from where a tool moved it) and continue again, or start a new run.",
+        path.display()
+    )]
+    JournalLost {
+        /// The run.
+        run_id: RunId,
+        /// Where the journal should be.
+        path: PathBuf,
+        /// What the metadata says was done.
+        iterations: u32,
+    },
     /// A live process owns the run (it holds the run's lock).
     #[error(
         "Run {run_id} is still active (PID {pid}). Cannot continue while original process is \
@@ -128,6 +157,8 @@ impl ResumeError {
             | ResumeError::Journal(_)
             | ResumeError::OtherHost { .. }
             | ResumeError::StillActive { .. }
+            | ResumeError::CreationInterrupted { .. }
+            | ResumeError::JournalLost { .. }
             | ResumeError::Busy { .. } => false,
         }
     }
@@ -200,7 +231,27 @@ pub struct Resumed {
 /// metadata.
 pub fn inspect(workspace: &Path, run_id: &RunId) -> Result<(RunPaths, Metadata), ResumeError> {
     let paths = open_run(workspace, run_id)?;
-    let metadata = read_metadata(&paths.metadata())?;
+    let metadata = match read_metadata(&paths.metadata()) {
+        Ok(metadata) => metadata,
+        Err(error @ RunStateError::MetadataMissing { .. }) => {
+            // Killed while being created: nothing of the run was recorded, so there is
+            // nothing to continue; its directory goes, and the id is free again.
+            let Some((reclaimed, lock)) = reclaim_abandoned(workspace, run_id)? else {
+                return Err(error.into());
+            };
+            std::fs::remove_dir_all(reclaimed.dir()).map_err(|source| RunStateError::Io {
+                path: reclaimed.dir().to_path_buf(),
+                action: "remove",
+                source,
+            })?;
+            drop(lock);
+            return Err(ResumeError::CreationInterrupted {
+                run_id: run_id.clone(),
+                workspace: quote_path(workspace),
+            });
+        }
+        Err(error) => return Err(error.into()),
+    };
     Ok((paths, metadata))
 }
 
@@ -277,11 +328,31 @@ pub fn take_over(
             None
         }
     };
+    // An INTERRUPTED end is taken up again as usual; a COMPLETED or FAILED one is final.
+    let restored_end = janitor.as_ref().is_some_and(|report| {
+        matches!(
+            report.restored,
+            Some(FinalStatus::Completed | FinalStatus::Failed)
+        )
+    });
+    if restored_end && options.message.is_none() {
+        // Issue 12 item 3: the run is as its process meant to leave it; asking for `-m`
+        // here made an interrupted finish an error.
+        let (journal, _) = mend_journal(&paths, &metadata, options.fsync, &mut mended)?;
+        journal.sync()?;
+        return Ok(Resumed {
+            paths,
+            lock,
+            journal,
+            metadata,
+            report: mended.report(previous_status, janitor, Entry::Finished, false),
+        });
+    }
     let entry = entry_for(metadata.status, options.message, response)
         .map_err(|missing| missing_error(&paths, missing))?;
     let answer = match &entry {
         Entry::Answer { text, .. } => Some(text.as_str()),
-        Entry::Resume | Entry::UserMessage(_) => None,
+        Entry::Resume | Entry::UserMessage(_) | Entry::Finished => None,
     };
 
     let (journal, events) = mend_journal(&paths, &metadata, options.fsync, &mut mended)?;
@@ -297,7 +368,7 @@ pub fn take_over(
     }
     let mut answer_as_user_message = false;
     let instruction = match &entry {
-        Entry::Resume => None,
+        Entry::Resume | Entry::Finished => None,
         Entry::UserMessage(text) => Some(text.clone()),
         Entry::Answer { text, .. } if repairs.answered.is_none() => {
             answer_as_user_message = true;
@@ -317,15 +388,7 @@ pub fn take_over(
         lock,
         journal,
         metadata,
-        report: ResumeReport {
-            previous_status,
-            janitor,
-            entry,
-            torn_tail: mended.torn_tail,
-            repairs: mended.repairs,
-            answer_as_user_message,
-            run_start_restored: mended.run_start_restored,
-        },
+        report: mended.report(previous_status, janitor, entry, answer_as_user_message),
     })
 }
 
@@ -335,6 +398,27 @@ struct Mended {
     torn_tail: Option<TornTail>,
     run_start_restored: bool,
     repairs: Repairs,
+}
+
+impl Mended {
+    /// The takeover's report, with what was mended.
+    fn report(
+        self,
+        previous_status: RunStatus,
+        janitor: Option<JanitorReport>,
+        entry: Entry,
+        answer_as_user_message: bool,
+    ) -> ResumeReport {
+        ResumeReport {
+            previous_status,
+            janitor,
+            entry,
+            torn_tail: self.torn_tail,
+            repairs: self.repairs,
+            answer_as_user_message,
+            run_start_restored: self.run_start_restored,
+        }
+    }
 }
 
 /// Opens the journal for appending after making its end whole: a torn last line cut off
@@ -349,6 +433,15 @@ fn mend_journal(
 ) -> Result<(Journal, Vec<Event>), ResumeError> {
     let torn_tail = repair_torn_tail(&paths.journal())?;
     let events = read_journal(&paths.journal())?.events;
+    // An empty journal is what a process killed before its first line leaves (iteration
+    // 0). Later, the conversation is lost: restarting it from the task would hide that.
+    if events.is_empty() && metadata.iterations > 0 {
+        return Err(ResumeError::JournalLost {
+            run_id: metadata.run_id.clone(),
+            path: paths.journal(),
+            iterations: metadata.iterations,
+        });
+    }
     let journal = Journal::open_with(&paths.journal(), fsync)?;
     if events.is_empty() {
         journal.append(EventPayload::RunStart(RunStart {

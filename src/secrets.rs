@@ -2,13 +2,20 @@
 //! value with `[REDACTED]` in what processes print (tools, generators, hooks) and in log
 //! lines, and [`StreamRedactor`] does the same on output that arrives in pieces.
 //!
+//! The key also reaches the engine's own records by other roads: a server that echoes it
+//! in a response or an error, a model that copies it into a tool's arguments, credentials
+//! in `DELTA_BASE_URL`'s userinfo. So every writer of a run file (journal lines,
+//! `metadata.json`, `io/` records, hook inputs) passes its bytes through [`for_disk`], the
+//! union of the redactors of the runs this process serves ([`guard_disk`]), right before
+//! they reach the file.
+//!
 //! Tools inherit the engine's environment on purpose (a sub-agent run as a tool needs the
 //! key), so any tool can print it: `env`, `cat /proc/self/environ`. Stopping that at the
 //! source would break those tools; redacting what the engine records keeps the rule that
 //! the key is never written to a file, a log or an audit record.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::llm::{API_KEY_VARIABLES, Credentials};
 
@@ -50,18 +57,46 @@ impl Redactor {
         }
     }
 
-    /// The redactor of a run: the key the run uses, and the value of every API key
-    /// variable in `env` (the process environment, which tools inherit), since either
-    /// may be a live key.
+    /// The redactor of a run: the key the run uses, the userinfo of its base URL (and the
+    /// password in it), and the value of every API key variable in `env` (the process
+    /// environment, which tools inherit), since any of them may be a live credential.
     pub fn for_run(credentials: &Credentials, env: impl Fn(&str) -> Option<String>) -> Self {
         let inherited = API_KEY_VARIABLES.iter().filter_map(|name| env(name));
-        Self::new(
+        let userinfo = url_userinfo(credentials.base_url()).map(str::to_owned);
+        let password = userinfo
+            .as_deref()
+            .and_then(|info| info.split_once(':'))
+            .map(|(_, password)| password.to_owned());
+        let run = Self::new(
             credentials
                 .api_key()
                 .map(str::to_owned)
                 .into_iter()
-                .chain(inherited),
-        )
+                .chain(inherited)
+                .chain(password),
+        );
+        // `user:pw@` whatever its length: with its `:` and `@` it is no ordinary word.
+        let userinfo: Arc<[Box<[u8]>]> = userinfo
+            .map(|info| format!("{info}@").into_bytes().into_boxed_slice())
+            .into_iter()
+            .collect();
+        run.union(&Self { secrets: userinfo })
+    }
+
+    /// A redactor of the secrets of both.
+    #[must_use]
+    pub fn union(&self, other: &Redactor) -> Redactor {
+        let mut kept: Vec<Box<[u8]>> = self
+            .secrets
+            .iter()
+            .chain(other.secrets.iter())
+            .cloned()
+            .collect();
+        kept.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        kept.dedup();
+        Self {
+            secrets: kept.into(),
+        }
     }
 
     /// The redactor of a run that uses no key of its own (`delta replay`): the value of
@@ -127,6 +162,56 @@ impl Redactor {
     /// The longest secret: how many bytes a stream must hold back.
     fn longest(&self) -> usize {
         self.secrets.first().map_or(0, |secret| secret.len())
+    }
+}
+
+/// The secrets of every run this process serves; see [`for_disk`].
+static DISK: RwLock<Option<Redactor>> = RwLock::new(None);
+
+/// Adds `redactor`'s secrets to those masked in every run file this process writes
+/// ([`for_disk`]). Called once per run, by whoever resolves its credentials.
+pub fn guard_disk(redactor: &Redactor) {
+    let mut disk = DISK.write().unwrap_or_else(PoisonError::into_inner);
+    let merged = disk
+        .as_ref()
+        .map_or_else(|| redactor.clone(), |old| old.union(redactor));
+    *disk = Some(merged);
+}
+
+/// The redactor every writer of a run file applies to its bytes: the union of those given
+/// to [`guard_disk`] (empty before any).
+pub fn for_disk() -> Redactor {
+    DISK.read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+        .unwrap_or_default()
+}
+
+/// `std::fs::write` of `bytes` with the secrets of [`for_disk`] masked: for the run files
+/// that are not written through the journal or `write_atomic`.
+///
+/// # Errors
+/// Those of `std::fs::write`.
+pub fn write_masked(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::write(path, for_disk().redact_bytes(bytes))
+}
+
+/// The userinfo (`user:password`) of an absolute URL, if it has one.
+pub fn url_userinfo(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    authority
+        .rsplit_once('@')
+        .map(|(info, _)| info)
+        .filter(|info| !info.is_empty())
+}
+
+/// `url` with its userinfo replaced by [`REDACTED`]: the form in which a base URL is shown
+/// or recorded.
+pub fn url_without_userinfo(url: &str) -> String {
+    match url_userinfo(url) {
+        Some(info) => url.replacen(&format!("{info}@"), &format!("{REDACTED}@"), 1),
+        None => url.to_owned(),
     }
 }
 
@@ -212,6 +297,25 @@ mod tests {
         assert_eq!(
             redactor.redact("1xxabcdefghyy2abcdefgh"),
             "1[REDACTED]2[REDACTED]"
+        );
+    }
+
+    #[test]
+    fn url_userinfo_is_found_and_hidden() {
+        let url = "http://user:TOKEN-123456@host:8080/v1/chat?x=a@b";
+        assert_eq!(url_userinfo(url), Some("user:TOKEN-123456"));
+        assert_eq!(
+            url_without_userinfo(url),
+            "http://[REDACTED]@host:8080/v1/chat?x=a@b"
+        );
+        assert_eq!(url_userinfo("https://host/v1/a@b"), None);
+        assert_eq!(url_without_userinfo("https://host/v1"), "https://host/v1");
+        let credentials = Credentials::new("http://u:pw@127.0.0.1:1/v1", None).unwrap();
+        let redactor = Redactor::for_run(&credentials, |_| None);
+        assert_eq!(
+            redactor.redact("GET http://u:pw@127.0.0.1:1/v1"),
+            "GET http://[REDACTED]127.0.0.1:1/v1",
+            "the userinfo and its `@` are masked"
         );
     }
 

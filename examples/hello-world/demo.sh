@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run the hello-world agent end to end with no API key and no network.
 #
-# Builds `delta` and `mock-llm` (unless DELTA_BIN and MOCK_LLM_BIN name existing
-# binaries), starts mock-llm on a free port playing mock-script.yaml, runs the agent in a
-# fresh workspace against it, then shows the journal (with jq when it is installed) and
+# Uses `delta` and `mock-llm` from DELTA_BIN and MOCK_LLM_BIN, else from PATH (where
+# `cargo install` puts them), else builds them with cargo (showing its progress); starts
+# mock-llm on a free port playing mock-script.yaml, runs the agent in a fresh workspace against it, then shows the journal (with jq when it is installed) and
 # stops the mock.
 #
 #   ./examples/hello-world/demo.sh
@@ -15,12 +15,22 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
+# The binaries `cargo install` put on PATH (README, Install) are used as they are: building
+# the checkout again would compile every dependency a second time.
+if [[ -z "${DELTA_BIN:-}" && -z "${MOCK_LLM_BIN:-}" ]] \
+  && command -v delta >/dev/null 2>&1 && command -v mock-llm >/dev/null 2>&1; then
+  DELTA_BIN="$(command -v delta)"
+  MOCK_LLM_BIN="$(command -v mock-llm)"
+  echo "==> found delta and mock-llm on PATH (set DELTA_BIN and MOCK_LLM_BIN to use others)" >&2
+fi
+
 if [[ -z "${DELTA_BIN:-}" || -z "${MOCK_LLM_BIN:-}" ]]; then
-  echo "==> building delta and mock-llm (cargo build)" >&2
+  echo "==> building delta and mock-llm (cargo build; the first build takes a few minutes)" >&2
   # The binaries live in two packages (delta-engine, mock-llm): `--bin mock-llm` alone
   # only looks in the root package, so every package's binaries are asked for.
   # tests/it/e2e/demo.rs checks these arguments against cargo's target selection.
-  cargo build --quiet --manifest-path "$root/Cargo.toml" --workspace --bins >&2
+  # Not --quiet: cargo's progress shows that the build is moving.
+  cargo build --manifest-path "$root/Cargo.toml" --workspace --bins >&2
   # Wherever cargo puts them: CARGO_TARGET_DIR or build.target-dir may move target/.
   metadata="$(cargo metadata --quiet --format-version 1 --no-deps --manifest-path "$root/Cargo.toml")"
   target_dir="$(printf '%s' "$metadata" | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Map-reduce (seed 000 §2.8.3): one run per input, all at once, then one run that combines
+# Map-reduce: one run per input, all at once, then one run that combines
 # their results. Every run gets its id here, before it starts, so a run that crashes can
 # always be found and continued.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Plan-execute (seed 000 §2.8.3): a planner run answers with a JSON plan
+# Plan-execute: a planner run answers with a JSON plan
 # {"steps": ["…", …]}; every step becomes an executor run, all at once. Needs jq.
 #
 #   PLANNER=./planner EXECUTOR=./executor WORK=./work ./plan-execute.sh "Design the system"

@@ -1,5 +1,6 @@
 //! The HTTP routes: picking a step for each chat request, recording it, and building answers.
 
+use std::convert::Infallible;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -7,11 +8,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -25,6 +27,12 @@ pub const DEFAULT_MODEL: &str = "mock-model";
 
 /// `created` of every completion: a constant, so identical runs produce identical responses.
 pub const CREATED: u64 = 1_700_000_000;
+
+/// Events sent before a held stream waits: the role chunk and the first content piece.
+const HELD_AFTER_EVENTS: usize = 2;
+
+/// How often a held stream looks for its gate file.
+const GATE_POLL: Duration = Duration::from_millis(20);
 
 /// Agent conversations grow large; axum's 2 MiB default would reject long runs.
 const MAX_REQUEST_BYTES: usize = 256 * 1024 * 1024;
@@ -410,10 +418,15 @@ fn completion(message: &MessageStep, step: u64, request: &ChatRequest) -> Respon
         "usage": usage_json(usage),
     });
     if request.stream {
+        let events = server_sent_events(&body, request.include_usage);
+        let body = match &message.stream_hold_until {
+            None => Body::from(events.concat()),
+            Some(gate) => held_stream(events, gate.clone()),
+        };
         return (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "text/event-stream")],
-            server_sent_events(&body, request.include_usage),
+            body,
         )
             .into_response();
     }
@@ -423,8 +436,8 @@ fn completion(message: &MessageStep, step: u64, request: &ChatRequest) -> Respon
 /// A completion as OpenAI streams it: `chat.completion.chunk` events whose deltas carry
 /// the role, then the content and each tool call's arguments in two pieces (so clients
 /// must reassemble them), then the finish reason; a usage chunk with no choices when
-/// `include_usage`; then `data: [DONE]`.
-fn server_sent_events(completion: &Value, include_usage: bool) -> String {
+/// `include_usage`; then `data: [DONE]`. One string per event.
+fn server_sent_events(completion: &Value, include_usage: bool) -> Vec<String> {
     let chunk = |delta: Value, finish_reason: Value| {
         json!({
             "id": completion["id"],
@@ -479,12 +492,29 @@ fn server_sent_events(completion: &Value, include_usage: bool) -> String {
         last["usage"] = completion["usage"].clone();
         chunks.push(last);
     }
-    let mut events: String = chunks
+    let mut events: Vec<String> = chunks
         .iter()
         .map(|chunk| format!("data: {chunk}\n\n"))
         .collect();
-    events.push_str("data: [DONE]\n\n");
+    events.push("data: [DONE]\n\n".to_owned());
     events
+}
+
+/// The stream of a step with `stream_hold_until`: the role chunk and the first piece of
+/// the content at once, the rest once `gate` exists.
+fn held_stream(events: Vec<String>, gate: PathBuf) -> Body {
+    let split = events.len().min(HELD_AFTER_EVENTS);
+    let (head, tail) = events.split_at(split);
+    let parts = [(None, head.concat()), (Some(gate), tail.concat())];
+    let stream = futures_util::stream::iter(parts).then(|(gate, text)| async move {
+        if let Some(gate) = gate {
+            while !gate.exists() {
+                tokio::time::sleep(GATE_POLL).await;
+            }
+        }
+        Ok::<_, Infallible>(text)
+    });
+    Body::from_stream(stream)
 }
 
 fn usage_json(usage: Usage) -> Value {

@@ -41,7 +41,9 @@
 //!   `completion_tokens`, default 5; `total_tokens` is their sum), `finish_reason` (default
 //!   `tool_calls` when there are tool calls, else `stop`). `arguments` as a string is sent
 //!   verbatim, any other value as compact JSON; absent, it is `{}`. Tool-call ids default to
-//!   `call_<step>_<i>`.
+//!   `call_<step>_<i>`. `stream_hold_until` (a file path): when the answer is streamed,
+//!   the role chunk and the first piece of the content are sent at once and the rest of
+//!   the stream only once that file exists.
 //! - `error`: `status` (200–599), `body` (a string is sent verbatim as `text/plain`, any
 //!   other value as JSON; default: an OpenAI-style `{"error": {…}}` object), `retry_after`.
 //! - `drop_connection`: close the connection without any response.

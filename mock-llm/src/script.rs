@@ -105,6 +105,11 @@ pub struct MessageStep {
     /// Milliseconds to wait before answering (other requests are served meanwhile).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub delay_ms: u64,
+    /// When the answer is streamed: send the role chunk and the first piece of the content,
+    /// then hold the rest of the stream until this file exists, so a test can see a client
+    /// show text while the answer is still arriving.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_hold_until: Option<PathBuf>,
     /// How many consecutive steps this entry counts as. Default: 1.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub repeat: NonZeroU64,
@@ -118,6 +123,7 @@ impl Default for MessageStep {
             usage: None,
             finish_reason: None,
             delay_ms: 0,
+            stream_hold_until: None,
             repeat: one(),
         }
     }

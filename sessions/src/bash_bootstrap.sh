@@ -125,6 +125,32 @@ __delta_on_err() {
   return "$__delta_status"
 }
 
+# `exit` in the shell itself ends the command, not the session: the seed's design (a fresh
+# shell per command around the user's code) reports `exit N` as the command's status N and
+# keeps the session, and an agent that types `exit` to leave a script must not lose its
+# shell. So `exit` is a function: in a subshell (`( … )`, `$( … )`, a pipeline) it is the
+# builtin; in the shell it works out the status the builtin would exit with (in a subshell,
+# so the messages and the rules for bad arguments are bash's own) and unwinds the command
+# as a timeout does. What the command changed before `exit` stays.
+exit() {
+  local __delta_status=$?
+  if [[ $BASHPID != "$$" ]]; then
+    if (($#)); then builtin exit "$@"; fi
+    builtin exit "$__delta_status"
+  fi
+  __delta_exit "$__delta_status" "$@"
+}
+
+__delta_exit() {
+  local __delta_status=$1
+  shift
+  if (($#)); then
+    (builtin exit "$@") && __delta_status=0 || __delta_status=$?
+  fi
+  __delta_exited=$__delta_status
+  __delta_arm
+}
+
 # First on each request line: records its sequence number and clears a late interrupt.
 __delta_pre() {
   __delta_seq=$1
@@ -148,6 +174,11 @@ __delta_settle() {
     __delta_status=$__delta_errexit
     unset __delta_errexit
   fi
+  # Last: unwinding after `exit` may have tripped the errexit emulation on its way out.
+  if [[ -n ${__delta_exited-} ]]; then
+    __delta_status=$__delta_exited
+    unset __delta_exited
+  fi
 }
 
 __delta_report() {
@@ -158,7 +189,7 @@ __delta_report() {
 
 trap __delta_on_err ERR
 readonly -f __delta_unwind __delta_arm __delta_disarm __delta_set_hook __delta_set_done \
-  __delta_on_err __delta_pre __delta_resume __delta_settle __delta_report
+  __delta_on_err __delta_exit __delta_pre __delta_resume __delta_settle __delta_report exit
 alias set='__delta_set_pending=1; trap "__delta_set_hook || trap - DEBUG" DEBUG; set'
 # Last: from the next prompt on, every prompt reports; this one reports request 0 (ready).
 readonly PROMPT_COMMAND='__delta_settle; if [[ -n ${__delta_drop_debug-} ]]; then trap - DEBUG; unset __delta_drop_debug; fi; __delta_report'

@@ -216,7 +216,12 @@ impl Sessions {
             .map_err(|e| lost(format!("the output was cut short: {e}")))?;
         let (stdout, stdout_base64) = encode_stream(stdout);
         let (stderr, stderr_base64) = encode_stream(stderr);
-        let hint = exec_hint(done.timed_out, timeout, done.ended.as_deref());
+        let hint = exec_hint(
+            done.timed_out,
+            timeout,
+            done.ended.as_deref(),
+            done.truncated,
+        );
         Ok(ExecOutput {
             stdout,
             stdout_base64,
@@ -229,6 +234,7 @@ impl Sessions {
             },
             execution_time_ms: done.execution_time_ms,
             timed_out: done.timed_out,
+            output_truncated: done.truncated,
             session_ended: done.ended.is_some(),
             hint,
         })
@@ -405,7 +411,17 @@ fn older_than(path: &Path, age: Duration) -> bool {
         .is_some_and(|elapsed| elapsed >= age)
 }
 
-fn exec_hint(timed_out: bool, timeout: Duration, ended: Option<&str>) -> Option<String> {
+fn exec_hint(
+    timed_out: bool,
+    timeout: Duration,
+    ended: Option<&str>,
+    truncated: bool,
+) -> Option<String> {
+    let cut = truncated.then(|| {
+        "the output was longer than a result carries and its middle was left out (see the \
+         marker in it); write large output to a file and read the parts you need"
+            .to_owned()
+    });
     let stopped = timed_out.then(|| {
         format!(
             "the command ran past the {} s timeout and was stopped, with the processes it \
@@ -417,8 +433,6 @@ fn exec_hint(timed_out: bool, timeout: Duration, ended: Option<&str>) -> Option<
     let gone = ended.map(|reason| {
         format!("{reason}, so the session has ended; start a new one with `delta-sessions start`")
     });
-    match (stopped, gone) {
-        (Some(stopped), Some(gone)) => Some(format!("{stopped}; {gone}")),
-        (one, other) => one.or(other),
-    }
+    let parts: Vec<String> = [stopped, cut, gone].into_iter().flatten().collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }

@@ -22,6 +22,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 
+use crate::capture::{Captured, OUTPUT_CAP, read_capped};
 use crate::error::SessionsError;
 use crate::id::SessionId;
 use crate::interp::{Kind, RunFiles, find_marker};
@@ -123,8 +124,8 @@ struct Outcome {
     timed_out: bool,
     cancelled: bool,
     ended: Option<String>,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
+    stdout: Captured,
+    stderr: Captured,
 }
 
 struct Holder {
@@ -238,13 +239,12 @@ impl Holder {
                     Ok(_) => self.discard_stray(),
                 }
             }
-            if listener_ready {
-                if let Ok((stream, _)) = self.listener.accept() {
-                    if let Some(reason) = self.handle(stream) {
-                        self.shut_down(&reason);
-                        return;
-                    }
-                }
+            if listener_ready
+                && let Ok((stream, _)) = self.listener.accept()
+                && let Some(reason) = self.handle(stream)
+            {
+                self.shut_down(&reason);
+                return;
             }
         }
     }
@@ -281,11 +281,16 @@ impl Holder {
                 execution_time_ms: millis(outcome.elapsed),
                 timed_out: outcome.timed_out,
                 ended: outcome.ended.clone(),
-                stdout_len: outcome.stdout.len(),
-                stderr_len: outcome.stderr.len(),
+                stdout_len: outcome.stdout.bytes.len(),
+                stderr_len: outcome.stderr.bytes.len(),
+                truncated: outcome.stdout.omitted > 0 || outcome.stderr.omitted > 0,
             });
             // A client that went away after all has nothing left to tell.
-            let _ignored = wire::send(&stream, &reply, &[&outcome.stdout, &outcome.stderr]);
+            let _ignored = wire::send(
+                &stream,
+                &reply,
+                &[&outcome.stdout.bytes, &outcome.stderr.bytes],
+            );
         }
         if outcome.ended.is_none() {
             self.spared = descendant_keys(self.interp.key.0);
@@ -305,23 +310,27 @@ impl Holder {
             timed_out: false,
             cancelled: false,
             ended,
-            stdout: Vec::new(),
-            stderr,
+            stdout: Captured::default(),
+            stderr: Captured {
+                total: u64::try_from(stderr.len()).unwrap_or(u64::MAX),
+                bytes: stderr,
+                omitted: 0,
+            },
         };
-        if self.kind.uses_command_file() {
-            if let Err(e) = fs::write(&files.command, command) {
-                let message = format!(
-                    "delta-sessions: cannot write {}: {e}\n",
-                    files.command.display()
-                );
-                return early(1, message.into_bytes(), None);
-            }
+        if self.kind.uses_command_file()
+            && let Err(e) = fs::write(&files.command, command)
+        {
+            let message = format!(
+                "delta-sessions: cannot write {}: {e}\n",
+                files.command.display()
+            );
+            return early(1, message.into_bytes(), None);
         }
-        if self.kind.checks_syntax_first() {
-            if let Some(errors) = self.syntax_errors(&files.command) {
-                remove_files(&files);
-                return early(2, errors, None);
-            }
+        if self.kind.checks_syntax_first()
+            && let Some(errors) = self.syntax_errors(&files.command)
+        {
+            remove_files(&files);
+            return early(2, errors, None);
         }
         let request = self.kind.request(seq, command, &files);
         if self
@@ -342,8 +351,8 @@ impl Holder {
             // Whatever the command started and left behind goes too.
             self.kill_command_processes(Signal::SIGKILL);
         }
-        let stdout = fs::read(&files.stdout).unwrap_or_default();
-        let stderr = fs::read(&files.stderr).unwrap_or_default();
+        let stdout = read_capped(&files.stdout, OUTPUT_CAP);
+        let stderr = read_capped(&files.stderr, OUTPUT_CAP);
         remove_files(&files);
         let timed_out = stopping == Some(StopReason::Timeout);
         let cancelled = stopping == Some(StopReason::Cancelled);
@@ -417,16 +426,16 @@ impl Holder {
             if stopping.is_none() && now >= deadline {
                 stopping = Some(Stopping::new(StopReason::Timeout));
             }
-            if let Some(stop) = stopping.as_mut() {
-                if now >= stop.next_round {
-                    if now.duration_since(stop.since) >= STOP_GIVE_UP {
-                        self.kill_command_processes(Signal::SIGKILL);
-                        return (Finish::Killed, summary(&stopping));
-                    }
-                    self.stop_round(stop.round);
-                    stop.round += 1;
-                    stop.next_round = now + STOP_ROUND;
+            if let Some(stop) = stopping.as_mut()
+                && now >= stop.next_round
+            {
+                if now.duration_since(stop.since) >= STOP_GIVE_UP {
+                    self.kill_command_processes(Signal::SIGKILL);
+                    return (Finish::Killed, summary(&stopping));
                 }
+                self.stop_round(stop.round);
+                stop.round += 1;
+                stop.next_round = now + STOP_ROUND;
             }
         }
     }
@@ -573,8 +582,8 @@ impl Holder {
             execution_time_ms: millis(outcome.elapsed),
             timed_out: outcome.timed_out,
             cancelled: outcome.cancelled,
-            stdout_bytes: outcome.stdout.len(),
-            stderr_bytes: outcome.stderr.len(),
+            stdout_bytes: usize::try_from(outcome.stdout.total).unwrap_or(usize::MAX),
+            stderr_bytes: usize::try_from(outcome.stderr.total).unwrap_or(usize::MAX),
         };
         if let Err(e) = store::append_history(&self.paths, &entry) {
             self.note(&e.to_string());

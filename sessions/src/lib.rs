@@ -6,6 +6,7 @@
 //! Layout: [`cli`] parses arguments and renders JSON; [`Sessions`] implements the commands;
 //! the holder (a re-executed `delta-sessions`) owns each session's interpreter.
 
+mod capture;
 pub mod cli;
 mod client;
 mod error;
@@ -17,6 +18,7 @@ mod procfs;
 mod store;
 mod wire;
 
+pub use capture::OUTPUT_CAP;
 pub use client::Sessions;
 pub use error::SessionsError;
 pub use holder::{TIMEOUT_EXIT_CODE, run_holder};

@@ -51,8 +51,14 @@ pub struct ExecOutput {
     /// Present (true) only when the command ran past `--timeout` and was stopped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timed_out: bool,
-    /// Present (true) only when the interpreter is gone after this command (`exit`, a
-    /// fatal error, or a command that would not stop): later `exec` calls will fail.
+    /// Present (true) only when a stream was larger than the cap (4 MiB): its first and
+    /// last 2 MiB are given, with a marker in place of the middle saying how much was left
+    /// out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub output_truncated: bool,
+    /// Present (true) only when the interpreter is gone after this command (`builtin exit`
+    /// in bash, `exit` in another shell, `os._exit` in Python, a crash, or a command that
+    /// would not stop): later `exec` calls will fail.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub session_ended: bool,
     /// What happened and what to do, when something needs explaining.

@@ -85,6 +85,10 @@ pub struct ExecReply {
     pub ended: Option<String>,
     pub stdout_len: usize,
     pub stderr_len: usize,
+    /// A stream was larger than the cap: its middle is replaced by a marker. (Default
+    /// false: a holder started by an earlier `delta-sessions` does not send it.)
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 /// Holder → client when the request could not be run at all.

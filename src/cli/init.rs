@@ -278,7 +278,11 @@ fn next_steps(dir: &Path, name: &str, template: Template) -> String {
          {context:width$}  what the model sees on every call\n\
          \n{header}\n  \
          Edit the system prompt and the tools, then see how each tool will run:\n  \
-         delta tool expand {pasteable}\n",
+         delta tool expand {pasteable}\n  \
+         Reach a model: OpenAI with `export DELTA_API_KEY=sk-...`, or any OpenAI-compatible\n  \
+         server with `export DELTA_BASE_URL=http://localhost:11434/v1` (Ollama; no key needed),\n  \
+         and set llm.model in agent.yaml to a model it serves. Then run it:\n  \
+         delta run --agent {pasteable} -y -m \"Say hello\"\n",
         template = template.label(),
         agent = file("agent.yaml"),
         prompt = file("system_prompt.md"),

@@ -123,7 +123,10 @@ impl Observer for JsonlStream {
             self.run_id = RunId::parse(run_id).ok();
         }
         self.human.on_event(event);
-        self.catch_up();
+        // A piece of streamed text comes before its THOUGHT is journaled.
+        if !matches!(event, EngineEvent::LlmText { .. }) {
+            self.catch_up();
+        }
     }
 }
 

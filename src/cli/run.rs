@@ -28,6 +28,13 @@ pub(super) const LONG_ABOUT: &str = "Start a new run of an agent and drive it un
         result, in the --format asked for, generated from the metadata.json already on \
         disk. Everything the run did is in WORKSPACE/.delta/RUN_ID/ (journal.jsonl, \
         metadata.json, engine.log, io/).\n\n\
+        Reaching a model: the run calls an OpenAI-compatible chat-completions server. \
+        DELTA_BASE_URL (or OPENAI_BASE_URL) names it, default https://api.openai.com/v1; \
+        DELTA_API_KEY (or OPENAI_API_KEY) is its key, required only for api.openai.com. \
+        Both may also come from .env files (the workspace's, the agent's, the project's). \
+        A local server needs no key: DELTA_BASE_URL=http://localhost:11434/v1 (Ollama) or \
+        http://localhost:8080/v1 (llama.cpp's llama-server), with llm.model in agent.yaml \
+        set to a model it serves.\n\n\
         Exit codes: 0 COMPLETED, 1 FAILED or iteration budget spent, 101 waiting for an \
         answer (ask_human), 126 configuration or permission error, 130 interrupted \
         (SIGINT/SIGTERM), 2 usage.";

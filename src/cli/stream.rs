@@ -14,9 +14,12 @@
 //! ✔ COMPLETED after 3 iterations
 //! ```
 //!
-//! Colour comes through `anstream` (only on a terminal, `NO_COLOR` honoured). A spinner
-//! shows while the model thinks, only when stderr is a terminal. `-v` adds engine detail:
-//! context size and build time, invocation ids, durations, tokens, retries.
+//! With `llm.stream: true` the model's text is shown as it arrives, ending up as it would
+//! be shown unstreamed. Colour comes through `anstream` (only on a terminal, `NO_COLOR`
+//! honoured). A spinner with the elapsed time shows while the model thinks, while a tool
+//! runs and while a failed LLM call waits to be retried, only when stderr is a terminal;
+//! each retry is announced with its reason. `-v` adds engine detail: context size and
+//! build time, invocation ids, durations, tokens.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -30,6 +33,7 @@ use super::render;
 use crate::engine::{EngineEvent, Observer};
 use crate::journal::ActionStatus;
 use crate::run::RunStatus;
+use crate::tool::ASK_HUMAN_TOOL;
 
 const HEADER: Style = AnsiColor::Cyan.on_default().effects(Effects::BOLD);
 const DIM: Style = Style::new().effects(Effects::DIMMED);
@@ -51,6 +55,37 @@ pub struct StreamRenderer {
     verbose: bool,
     spinner_allowed: bool,
     spinner: Option<Spinner>,
+    /// A streamed answer's text shown so far in this attempt, if any.
+    live: LiveLine,
+}
+
+/// The text of a streamed answer on its way to the screen. It ends up as the THOUGHT's text
+/// would be shown unstreamed, trimmed: leading whitespace is dropped and trailing
+/// whitespace is held back until more text follows it.
+#[derive(Debug, Default)]
+struct LiveLine {
+    shown: bool,
+    held: String,
+}
+
+impl LiveLine {
+    /// What of `piece` can be shown now.
+    fn take(&mut self, piece: &str) -> String {
+        let mut pending = std::mem::take(&mut self.held);
+        pending.push_str(piece);
+        if !self.shown {
+            pending = pending.trim_start().to_owned();
+        }
+        let visible = pending.trim_end().len();
+        self.held = pending.split_off(visible);
+        self.shown |= !pending.is_empty();
+        pending
+    }
+
+    /// Whether text was shown; the line is over either way.
+    fn end(&mut self) -> bool {
+        std::mem::take(self).shown
+    }
 }
 
 impl StreamRenderer {
@@ -60,6 +95,7 @@ impl StreamRenderer {
             verbose,
             spinner_allowed: std::io::stderr().is_terminal(),
             spinner: None,
+            live: LiveLine::default(),
         }
     }
 
@@ -175,13 +211,22 @@ impl Observer for StreamRenderer {
                     self.spinner = Some(Spinner::start(format!("{model} is thinking")));
                 }
             }
+            EngineEvent::LlmText { text, .. } => {
+                let shown = self.live.take(text);
+                if !shown.is_empty() {
+                    self.print(&shown);
+                }
+            }
+            // Shown without -v: a wait for a 429 or an overloaded server is not the model
+            // thinking, and the user should know why nothing arrives.
             EngineEvent::LlmRetry { detail, .. } => {
-                if self.verbose {
-                    let line = format!("  {}\n", render::styled(&format!("llm: {detail}"), NOTE));
-                    self.print(&line);
-                    if self.spinner_allowed {
-                        self.spinner = Some(Spinner::start("retrying".to_owned()));
-                    }
+                if self.live.end() {
+                    self.print("\n");
+                }
+                let line = format!("  {}\n", render::styled(&format!("llm: {detail}"), NOTE));
+                self.print(&line);
+                if self.spinner_allowed {
+                    self.spinner = Some(Spinner::start("waiting to retry".to_owned()));
                 }
             }
             EngineEvent::LlmResponded {
@@ -208,13 +253,17 @@ impl Observer for StreamRenderer {
             EngineEvent::Thought {
                 content, reasoning, ..
             } => {
+                let streamed = self.live.end();
+                if streamed {
+                    self.print("\n");
+                }
                 if let Some(reasoning) = reasoning {
                     for line in reasoning.trim().lines() {
                         self.detail(&format!("reasoning: {line}"));
                     }
                 }
                 let text = content.trim();
-                if !text.is_empty() {
+                if !streamed && !text.is_empty() {
                     self.print(&format!("{text}\n"));
                 }
             }
@@ -233,6 +282,10 @@ impl Observer for StreamRenderer {
                     self.detail(&format!("$ {command}"));
                 }
                 self.detail(&format!("action {action_id}"));
+                // Not for ask_human: with -i its question is asked on this terminal.
+                if self.spinner_allowed && tool_name != ASK_HUMAN_TOOL {
+                    self.spinner = Some(Spinner::start(format!("{tool_name} running")));
+                }
             }
             EngineEvent::ToolFinished {
                 status,

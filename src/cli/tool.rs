@@ -33,7 +33,7 @@ enum ToolCommand {
         Loads and validates the whole agent (imports, context.yaml, hooks.yaml) as a run \
         would, then prints on stdout, as YAML, every tool (imported ones included, after \
         overrides) as a command array plus parameters with their injection mode and \
-        position. Configuration errors are reported on stderr and exit with code 126.",
+        position. A tool whose program is not on PATH is warned about on stderr. Configuration errors are reported on stderr and exit with code 126.",
     after_help = render::examples(&[
         ("An agent directory", "delta tool expand ./my-agent"),
         ("Its agent.yaml (or a legacy config.yaml)", "delta tool expand my-agent/agent.yaml"),
@@ -60,6 +60,10 @@ impl ExpandArgs {
         let agent = config::load_agent(&self.path, &cwd)?;
         for warning in &agent.warnings {
             render::warning(warning);
+        }
+        let path = std::env::var_os("PATH");
+        for missing in tool::missing_programs(&agent.tools, path.as_deref()) {
+            render::warning(&missing.to_string());
         }
         render::stdout(&tool::render_expanded(&agent.tools))?;
         Ok(Exit::Success)

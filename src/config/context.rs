@@ -318,7 +318,9 @@ fn generator(
     })
 }
 
-/// Seed 000 §2.7.7's message for a missing context.yaml, word for word.
+/// Seed 000 §2.7.7's message for a missing context.yaml, word for word but its last line:
+/// the seed cites `docs/architecture/v1.9-unified-agent-structure.md`, a page no user has,
+/// so it cites this repository's README instead (issue 12 item 15).
 fn missing_message(agent_home: &Path) -> String {
     format!(
         "context.yaml not found in {}
@@ -340,7 +342,7 @@ sources:
     id: conversation_history
 
 For more information, see:
-docs/architecture/v1.9-unified-agent-structure.md#9-addendum",
+README.md#an-agent-directory (the Delta Engine README), or `delta init --help`",
         agent_home.display()
     )
 }

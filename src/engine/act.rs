@@ -224,12 +224,19 @@ impl ExecutionRecord {
     /// Writes the files into `dir` (created).
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.join("command.txt"), format!("{}\n", self.command))?;
+        let write = crate::secrets::write_masked;
+        write(
+            &dir.join("command.txt"),
+            format!("{}\n", self.command).as_bytes(),
+        )?;
         if let Some(stderr) = &self.logs {
-            std::fs::write(dir.join("stdout.log"), b"")?;
-            std::fs::write(dir.join("stderr.log"), stderr)?;
+            write(&dir.join("stdout.log"), b"")?;
+            write(&dir.join("stderr.log"), stderr)?;
         }
-        std::fs::write(dir.join("exit_code.txt"), format!("{}\n", self.exit))?;
+        write(
+            &dir.join("exit_code.txt"),
+            format!("{}\n", self.exit).as_bytes(),
+        )?;
         std::fs::write(
             dir.join("duration_ms.txt"),
             format!("{}\n", self.duration.as_millis()),

@@ -77,8 +77,8 @@ pub enum EngineEvent {
         message: String,
     },
     /// The request is written to `io/invocations/{invocation_id}/request.json` and is
-    /// being sent. Followed by [`EngineEvent::LlmRetry`]s and then exactly one of
-    /// [`EngineEvent::LlmResponded`] or the run ending.
+    /// being sent. Followed by [`EngineEvent::LlmText`]s and [`EngineEvent::LlmRetry`]s and
+    /// then exactly one of [`EngineEvent::LlmResponded`] or the run ending.
     LlmRequestStarted {
         /// Names `io/invocations/{invocation_id}/`.
         invocation_id: String,
@@ -95,6 +95,15 @@ pub enum EngineEvent {
         invocation_id: String,
         /// The llm client's line, e.g. `retry 1/4 in 1.2 s after HTTP 500: overloaded`.
         detail: String,
+    },
+    /// A piece of the model's text as a streamed answer (`llm.stream: true`) delivers it.
+    /// The THOUGHT that follows carries the whole text; a failed attempt's pieces are
+    /// followed by an [`EngineEvent::LlmRetry`].
+    LlmText {
+        /// The invocation.
+        invocation_id: String,
+        /// The piece, as it arrived.
+        text: String,
     },
     /// The model answered.
     LlmResponded {

@@ -7,10 +7,15 @@
 //! one unbuffered append, so a killed process loses no line. The API key never reaches
 //! it: the llm module's messages are written without it, and every line passes the run's
 //! [`Redactor`] in case a message quotes what a process printed.
+//!
+//! The log follows its path: when the file there is no longer the one it holds (a tool
+//! removed or moved `.delta/`, or someone rotated the log), the next line reopens the
+//! path, so what the engine says after restoring a run's files lands where a user looks.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use super::event::{EngineEvent, Level, Observer};
 use crate::run::Timestamp;
@@ -19,28 +24,45 @@ use crate::secrets::Redactor;
 /// The open `engine.log` of one run.
 #[derive(Debug)]
 pub struct EngineLog {
-    file: Option<File>,
+    path: PathBuf,
+    /// The open file and its (device, inode).
+    file: Option<(File, (u64, u64))>,
     redactor: Redactor,
 }
 
 impl EngineLog {
-    /// Opens `path` for appending; a log that cannot be opened is silently disabled.
+    /// Opens `path` for appending; a log that cannot be opened is silently disabled until
+    /// the path can be opened again.
     pub fn open(path: &Path, redactor: Redactor) -> Self {
-        let file = OpenOptions::new().create(true).append(true).open(path).ok();
-        Self { file, redactor }
+        Self {
+            path: path.to_path_buf(),
+            file: open_append(path),
+            redactor,
+        }
+    }
+
+    /// The open file, reopened first when the file at the path is another one or gone.
+    fn file(&mut self) -> Option<&mut File> {
+        let here = std::fs::metadata(&self.path)
+            .ok()
+            .map(|m| (m.dev(), m.ino()));
+        if here.is_none() || self.file.as_ref().map(|(_, id)| *id) != here {
+            self.file = open_append(&self.path);
+        }
+        self.file.as_mut().map(|(file, _)| file)
     }
 
     /// Appends one line (line breaks inside `message` are kept on the same record by
     /// indenting the continuation lines).
     pub fn write(&mut self, level: Level, message: &str) {
-        let Some(file) = &mut self.file else {
-            return;
-        };
         let body = self
             .redactor
             .redact(message.trim_end())
             .replace('\n', "\n    ");
         let line = format!("{} {} {body}\n", Timestamp::now(), level.as_str());
+        let Some(file) = self.file() else {
+            return;
+        };
         // See the module docs: the log is best effort by design.
         let _ = file.write_all(line.as_bytes());
     }
@@ -59,6 +81,17 @@ impl EngineLog {
     pub fn error(&mut self, message: &str) {
         self.write(Level::Error, message);
     }
+}
+
+/// `path` opened for appending (created when missing), with its identity.
+fn open_append(path: &Path) -> Option<(File, (u64, u64))> {
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    Some((file, (meta.dev(), meta.ino())))
 }
 
 impl Observer for EngineLog {
@@ -132,9 +165,11 @@ impl Observer for EngineLog {
             )),
             // The run's creation or takeover is logged when it happens, with more than the
             // event says;
-            // the start of a tool call is in its ACTION_REQUEST, the text in the THOUGHT.
+            // the start of a tool call is in its ACTION_REQUEST, the text (streamed or not)
+            // in the THOUGHT.
             EngineEvent::RunStarted { .. }
             | EngineEvent::ToolStarted { .. }
+            | EngineEvent::LlmText { .. }
             | EngineEvent::Thought { .. } => {}
         }
     }
@@ -156,5 +191,24 @@ mod tests {
             rest,
             "ERROR generator failed; its stderr: key=[REDACTED]\n    second line\n"
         );
+    }
+
+    // Issue 12 item 1: after a tool removed `.delta/`, the engine's account of it went to
+    // the deleted file.
+    #[test]
+    fn a_log_removed_or_moved_away_is_reopened_at_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("engine.log");
+        let mut log = EngineLog::open(&path, Redactor::default());
+        log.info("one");
+        std::fs::rename(&path, dir.path().join("moved.log")).unwrap();
+        log.info("two");
+        std::fs::remove_file(&path).unwrap();
+        log.info("three");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with("INFO three\n"), "{text}");
+        assert_eq!(text.lines().count(), 1, "{text}");
+        let moved = std::fs::read_to_string(dir.path().join("moved.log")).unwrap();
+        assert_eq!(moved.lines().count(), 1, "{moved}");
     }
 }

@@ -38,6 +38,7 @@ mod hooks;
 mod limits;
 mod log;
 mod observation;
+mod run_files;
 mod shutdown;
 mod start;
 mod think;
@@ -60,7 +61,9 @@ pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
 use crate::hooks::{HookEvent, HookRunner};
-use crate::journal::{EventPayload, Journal, JournalError, MessageLevel, RunEnd, SystemMessage};
+use crate::journal::{
+    EventPayload, Journal, JournalError, MessageLevel, RunEnd, SystemMessage, ToolCall,
+};
 use crate::llm::ChatModel;
 use crate::process::{OUTPUT_KEEP_BYTES, OutputPolicy};
 use crate::run::{
@@ -127,6 +130,9 @@ pub struct ActiveRun {
     clock: Clock,
     /// Invalid final answers sent back to the model by this process.
     repairs: u32,
+    /// Calls of the model's last turn still to run before it is asked again: those after
+    /// an `ask_human` answered by `delta continue`.
+    pending_calls: Vec<ToolCall>,
 }
 
 /// A step's outcome when it did not fail the engine: its value, or the reason the loop
@@ -208,6 +214,13 @@ impl ActiveRun {
         let mut done = 0;
         // Whether the previous answer was a final answer cut by the token limit.
         let mut cut_before = false;
+        let pending = std::mem::take(&mut self.pending_calls);
+        if let Some(stop) = self
+            .run_calls(agent, &pending, false, observer, shutdown)
+            .await?
+        {
+            return Ok(stop);
+        }
         loop {
             if let Some(signal) = shutdown.requested() {
                 return Ok(interrupted(signal));
@@ -227,6 +240,9 @@ impl ActiveRun {
                         self.paths.workspace().display()
                     )),
                 ));
+            }
+            if let Some(stop) = self.guard_run_files("the previous iteration", observer)? {
+                return Ok(stop);
             }
             if let Some(exceeded) = self.budget_spent() {
                 return self.budget_stop(exceeded, observer);
@@ -256,28 +272,11 @@ impl ActiveRun {
                 Ok(said) => said,
                 Err(stop) => return Ok(stop),
             };
-            for call in &said.tool_calls {
-                if let Some(signal) = shutdown.requested() {
-                    return Ok(interrupted(signal));
-                }
-                if let Some(exceeded) = self.budget_spent() {
-                    return self.budget_stop(exceeded, observer);
-                }
-                if ask_human && call.name == ASK_HUMAN_TOOL {
-                    match self.ask_human(call, observer, shutdown).await? {
-                        Asked::Answered => continue,
-                        Asked::Paused => return Ok(Stop::WaitingForInput),
-                        Asked::Stopped(signal) => return Ok(interrupted(signal)),
-                    }
-                }
-                match self.act(agent, call, said.cut, observer, shutdown).await? {
-                    None => {}
-                    Some(Cut::Signal(signal)) => return Ok(interrupted(signal)),
-                    Some(Cut::Budget) => {
-                        let exceeded = self.duration_spent();
-                        return self.budget_stop(exceeded, observer);
-                    }
-                }
+            if let Some(stop) = self
+                .run_calls(agent, &said.tool_calls, said.cut, observer, shutdown)
+                .await?
+            {
+                return Ok(stop);
             }
             self.hook(HookEvent::OnIterationEnd, observer, shutdown)
                 .await?;
@@ -299,6 +298,48 @@ impl ActiveRun {
             self.metadata.touch(Timestamp::now());
             write_metadata(&self.paths.metadata(), &self.metadata)?;
         }
+    }
+
+    /// Runs the model's tool calls in order (`ask_human` asked, or the run paused at it);
+    /// the reason to stop, when one of them ends the loop. `truncated`: the response that
+    /// asked for them ended by the token limit.
+    async fn run_calls(
+        &mut self,
+        agent: &Agent,
+        calls: &[ToolCall],
+        truncated: bool,
+        observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
+    ) -> Result<Option<Stop>, EngineError> {
+        let ask_human = self.limits.ask_human;
+        for call in calls {
+            if let Some(signal) = shutdown.requested() {
+                return Ok(Some(interrupted(signal)));
+            }
+            if let Some(exceeded) = self.budget_spent() {
+                return self.budget_stop(exceeded, observer).map(Some);
+            }
+            if ask_human && call.name == ASK_HUMAN_TOOL {
+                match self.ask_human(call, observer, shutdown).await? {
+                    Asked::Answered => continue,
+                    Asked::Paused => return Ok(Some(Stop::WaitingForInput)),
+                    Asked::Stopped(signal) => return Ok(Some(interrupted(signal))),
+                }
+            }
+            match self.act(agent, call, truncated, observer, shutdown).await? {
+                None => {}
+                Some(Cut::Signal(signal)) => return Ok(Some(interrupted(signal))),
+                Some(Cut::Budget) => {
+                    let exceeded = self.duration_spent();
+                    return self.budget_stop(exceeded, observer).map(Some);
+                }
+            }
+            let during = format!("tool `{}`", call.name);
+            if let Some(stop) = self.guard_run_files(&during, observer)? {
+                return Ok(Some(stop));
+            }
+        }
+        Ok(None)
     }
 
     /// A final answer cut by the token limit: journaled notice (the model reads it as a
@@ -416,7 +457,7 @@ fn create_dir(dir: &Path) -> Result<(), EngineError> {
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
-    std::fs::write(path, bytes).map_err(|source| EngineError::Io {
+    crate::secrets::write_masked(path, bytes).map_err(|source| EngineError::Io {
         path: path.to_path_buf(),
         source,
     })

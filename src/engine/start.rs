@@ -15,8 +15,8 @@ use crate::journal::{EventPayload, FsyncPolicy, Journal, RunStart};
 use crate::process::OutputPolicy;
 use crate::resume::{Entry, ResumeReport, Resumed};
 use crate::run::{
-    Metadata, MetadataInit, ProcessIdentity, ReplayRef, RunId, RunLock, RunPaths, Timestamp,
-    create_run, write_metadata,
+    Metadata, MetadataInit, ProcessIdentity, ReplayRef, RunId, RunLock, RunPaths, RunStateError,
+    Timestamp, create_run, reclaim_abandoned, write_metadata,
 };
 
 /// What a new run starts from.
@@ -67,6 +67,8 @@ impl ActiveRun {
         agent: &Agent,
         output: OutputPolicy,
     ) -> Result<ActiveRun, EngineError> {
+        crate::secrets::guard_disk(&output.redactor);
+        let mut pending_calls = Vec::new();
         let (paths, lock, journal, metadata) = match origin {
             Origin::New(new) => create(&new, agent, &output)?,
             Origin::Continued(resumed) => {
@@ -80,6 +82,7 @@ impl ActiveRun {
                     report,
                 } = resumed;
                 log_takeover(log, &report, &metadata);
+                pending_calls = report.repairs.to_run;
                 (paths, lock, journal, metadata)
             }
         };
@@ -94,6 +97,7 @@ impl ActiveRun {
             metadata,
             human: None,
             output,
+            pending_calls,
             clock: Clock::starting_at(active_before),
             limits: Limits::default(),
             repairs: 0,
@@ -107,8 +111,21 @@ fn create(
     agent: &Agent,
     output: &OutputPolicy,
 ) -> Result<(RunPaths, RunLock, Journal, Metadata), EngineError> {
-    let paths = create_run(new.workspace, &new.run_id)?;
-    let lock = RunLock::try_acquire(&paths.lock())?;
+    let (paths, lock) = match create_run(new.workspace, &new.run_id) {
+        Ok(paths) => {
+            let lock = RunLock::try_acquire(&paths.lock())?;
+            (paths, lock)
+        }
+        // A creation killed before anything was recorded leaves only the id behind: the
+        // id is free again (issue 12 item 2).
+        Err(error @ RunStateError::RunExists { .. }) => {
+            match reclaim_abandoned(new.workspace, &new.run_id)? {
+                Some(reclaimed) => reclaimed,
+                None => return Err(error.into()),
+            }
+        }
+        Err(error) => return Err(error.into()),
+    };
     let mut metadata = Metadata::new(
         MetadataInit {
             run_id: new.run_id.clone(),
@@ -177,6 +194,7 @@ fn log_takeover(mut log: EngineLog, report: &ResumeReport, metadata: &Metadata) 
     }
     let entry = match &report.entry {
         Entry::Resume => "no new message".to_owned(),
+        Entry::Finished => "nothing left to do (its end was journaled)".to_owned(),
         Entry::UserMessage(_) => "a new user message".to_owned(),
         Entry::Answer { source, .. } if report.answer_as_user_message => {
             format!(

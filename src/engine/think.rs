@@ -18,7 +18,8 @@ use crate::context::{ContextEnv, ContextReport, build_context};
 use crate::hooks::HookEvent;
 use crate::journal::{EventPayload, Thought, ToolCall, read_journal};
 use crate::llm::{
-    AssistantMessage, AttemptRecord, ChatMessage, ChatModel, Completion, LlmError, cost_usd,
+    AssistantMessage, AttemptRecord, CallProgress, ChatMessage, ChatModel, Completion, LlmError,
+    cost_usd,
 };
 use crate::run::{ErrorInfo, ErrorType, Timestamp};
 
@@ -227,14 +228,21 @@ impl ActiveRun {
         let started_at = Timestamp::now();
         let started = Instant::now();
         let outcome = {
-            let mut on_retry = |record: &AttemptRecord| {
-                observer.on_event(&EngineEvent::LlmRetry {
-                    invocation_id: invocation_id.clone(),
-                    detail: record.to_string(),
+            let mut on_progress = |progress: CallProgress<'_>| {
+                let invocation_id = invocation_id.clone();
+                observer.on_event(&match progress {
+                    CallProgress::Retry(record) => EngineEvent::LlmRetry {
+                        invocation_id,
+                        detail: record.to_string(),
+                    },
+                    CallProgress::Text(text) => EngineEvent::LlmText {
+                        invocation_id,
+                        text: text.to_owned(),
+                    },
                 });
             };
             tokio::select! {
-                result = llm.answer(&bytes, &mut on_retry) => Ok(result),
+                result = llm.answer(&bytes, &mut on_progress) => Ok(result),
                 signal = shutdown.wait() => Err(signal),
             }
         };

@@ -566,17 +566,24 @@ fn ingest_control(
 }
 
 /// The file's bytes with secrets redacted, `None` when it does not exist. A secret inside
-/// a JSON string stays valid JSON: `[REDACTED]` needs no escaping.
+/// a JSON string stays valid JSON: `[REDACTED]` needs no escaping. A file that held a
+/// secret is rewritten redacted: the hook wrote it, but it is part of the run's record.
 fn read_optional(path: &Path, redactor: &Redactor) -> Result<Option<Vec<u8>>, String> {
     match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(redactor.redact_bytes(&bytes))),
+        Ok(bytes) => {
+            let redacted = redactor.redact_bytes(&bytes);
+            if redacted != bytes {
+                write(path, &redacted)?;
+            }
+            Ok(Some(redacted))
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(describe(path, "read", &e)),
     }
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    std::fs::write(path, bytes).map_err(|e| describe(path, "write", &e))
+    crate::secrets::write_masked(path, bytes).map_err(|e| describe(path, "write", &e))
 }
 
 fn describe(path: &Path, action: &str, error: &io::Error) -> String {

@@ -12,7 +12,8 @@ use serde_json::Value;
 use super::credentials::Credentials;
 use super::error::{AttemptFailure, AttemptRecord, LlmError, format_duration};
 use super::response::{Completion, error_text, parse_body};
-use super::stream::{assemble, is_event_stream};
+use super::stream::{LiveText, assemble, is_event_stream};
+use crate::secrets::{Redactor, url_without_userinfo};
 
 /// Characters of a response body quoted in an error message.
 const EXCERPT_CHARS: usize = 200;
@@ -56,9 +57,22 @@ impl Default for ClientSettings {
 pub struct LlmClient {
     http: reqwest::Client,
     endpoint: Url,
-    credentials: Credentials,
+    /// The endpoint as shown in errors and logs: without the userinfo of the base URL.
+    shown_endpoint: String,
+    /// What the server may echo back: the key, the base URL's userinfo.
+    redactor: Redactor,
     authorization: Option<HeaderValue>,
     settings: ClientSettings,
+}
+
+/// What a call reports while it is under way.
+#[derive(Debug, Clone, Copy)]
+pub enum CallProgress<'a> {
+    /// An attempt failed and is retried after the record's wait.
+    Retry(&'a AttemptRecord),
+    /// A piece of the answer's text, as a streamed answer (`stream: true`) delivers it.
+    /// A retried attempt may have delivered pieces before it failed.
+    Text(&'a str),
 }
 
 /// One attempt's outcome.
@@ -88,8 +102,9 @@ impl LlmClient {
     /// into a GET, so the redirect is reported for the user to fix DELTA_BASE_URL.
     pub fn new(credentials: Credentials, settings: ClientSettings) -> Result<Self, LlmError> {
         let endpoint_text = format!("{}/chat/completions", credentials.base_url());
+        let shown_endpoint = url_without_userinfo(&endpoint_text);
         let endpoint = Url::parse(&endpoint_text).map_err(|error| LlmError::Setup {
-            detail: format!("invalid endpoint {endpoint_text}: {error}"),
+            detail: format!("invalid endpoint {shown_endpoint}: {error}"),
         })?;
         let authorization = credentials
             .api_key()
@@ -115,15 +130,17 @@ impl LlmClient {
         Ok(LlmClient {
             http,
             endpoint,
-            credentials,
+            shown_endpoint,
+            redactor: Redactor::for_run(&credentials, |_| None),
             authorization,
             settings,
         })
     }
 
-    /// The URL requests go to, `{base_url}/chat/completions`.
+    /// The URL requests go to, `{base_url}/chat/completions`, with any userinfo of the
+    /// base URL replaced by `[REDACTED]`.
     pub fn endpoint(&self) -> &str {
-        self.endpoint.as_str()
+        &self.shown_endpoint
     }
 
     /// Sends `body` (a serialized chat-completions request) as it is and returns the
@@ -134,12 +151,13 @@ impl LlmClient {
         self.complete_observed(body, |_| {}).await
     }
 
-    /// [`LlmClient::complete`], calling `on_retry` with each failed attempt just before
-    /// waiting to retry it, so the engine can tell the user why nothing is happening.
+    /// [`LlmClient::complete`], telling `on_progress` of each failed attempt just before
+    /// waiting to retry it, so the engine can tell the user why nothing is happening, and
+    /// of each piece of a streamed answer's text as it arrives.
     pub async fn complete_observed(
         &self,
         body: &[u8],
-        mut on_retry: impl FnMut(&AttemptRecord),
+        mut on_progress: impl FnMut(CallProgress<'_>),
     ) -> Result<Completion, LlmError> {
         let started = Instant::now();
         let max_attempts = self.settings.max_attempts.max(1);
@@ -148,7 +166,7 @@ impl LlmClient {
         let mut timed_out = 0;
         loop {
             attempt += 1;
-            let (mut failure, retry, answer) = match self.send(body).await {
+            let (mut failure, retry, answer) = match self.send(body, &mut on_progress).await {
                 Sent::Success {
                     status,
                     body,
@@ -193,7 +211,7 @@ impl LlmClient {
             };
             match wait {
                 Some(wait) => {
-                    on_retry(&record);
+                    on_progress(CallProgress::Retry(&record));
                     attempts.push(record);
                     tokio::time::sleep(wait).await;
                 }
@@ -206,7 +224,7 @@ impl LlmClient {
         }
     }
 
-    async fn send(&self, body: &[u8]) -> Sent {
+    async fn send(&self, body: &[u8], on_progress: &mut impl FnMut(CallProgress<'_>)) -> Sent {
         let mut request = self
             .http
             .post(self.endpoint.clone())
@@ -215,7 +233,7 @@ impl LlmClient {
         if let Some(authorization) = &self.authorization {
             request = request.header(AUTHORIZATION, authorization.clone());
         }
-        let response = match request.send().await {
+        let mut response = match request.send().await {
             Ok(response) => response,
             Err(error) => return self.transport_failure(&error),
         };
@@ -224,9 +242,25 @@ impl LlmClient {
         let location = header_text(response.headers(), LOCATION.as_str()).map(str::to_owned);
         let content_type =
             header_text(response.headers(), CONTENT_TYPE.as_str()).map(str::to_owned);
-        let body = match response.bytes().await {
-            Ok(body) => body.to_vec(),
-            Err(error) => return self.transport_failure(&error),
+        let live = status.is_success() && is_event_stream(content_type.as_deref(), b"");
+        let body = if live {
+            let mut body = Vec::new();
+            let mut text = LiveText::default();
+            loop {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => {
+                        body.extend_from_slice(&chunk);
+                        text.feed(&chunk, |piece| on_progress(CallProgress::Text(piece)));
+                    }
+                    Ok(None) => break body,
+                    Err(error) => return self.transport_failure(&error),
+                }
+            }
+        } else {
+            match response.bytes().await {
+                Ok(body) => body.to_vec(),
+                Err(error) => return self.transport_failure(&error),
+            }
         };
         if status.is_success() {
             return Sent::Success {
@@ -288,7 +322,7 @@ impl LlmClient {
                 ))
             }
             Err(reason) => Err(LlmError::MalformedResponse {
-                url: self.endpoint.to_string(),
+                url: self.shown_endpoint.clone(),
                 status,
                 reason: self.redact(truncate(&reason, MESSAGE_CHARS)),
                 excerpt: self.redact(excerpt(&body)),
@@ -306,7 +340,7 @@ impl LlmClient {
         answer: Option<Vec<u8>>,
         attempts: Vec<AttemptRecord>,
     ) -> LlmError {
-        let url = self.endpoint.to_string();
+        let url = self.shown_endpoint.clone();
         match failure {
             AttemptFailure::Connection { .. } => LlmError::Unreachable { url, attempts },
             AttemptFailure::Timeout { after } => LlmError::Timeout {
@@ -391,10 +425,7 @@ impl LlmClient {
     /// Servers may echo the key they were sent (some local ones do, in full); it must not
     /// travel on into logs or the journal.
     fn redact(&self, text: String) -> String {
-        match self.credentials.api_key() {
-            Some(key) => text.replace(key, "[redacted]"),
-            None => text,
-        }
+        self.redactor.redact(&text)
     }
 }
 

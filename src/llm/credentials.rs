@@ -278,7 +278,7 @@ pub fn resolve_credentials(
 
     if api_key.is_none() && is_openai(&base_url) {
         return Err(CredentialsError::MissingKey {
-            base_url,
+            base_url: crate::secrets::url_without_userinfo(&base_url),
             env_files: env_files
                 .iter()
                 .filter_map(Source::env_file)
@@ -372,7 +372,7 @@ fn locate(content: &[u8], logical_line: &str, index: usize) -> (usize, usize) {
 
 fn normalize_base_url(value: &str, origin: Option<&Origin>) -> Result<String, CredentialsError> {
     let invalid = |reason: &str| CredentialsError::InvalidBaseUrl {
-        value: value.to_owned(),
+        value: crate::secrets::url_without_userinfo(value),
         origin: origin.cloned(),
         reason: reason.to_owned(),
     };

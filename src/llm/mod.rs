@@ -21,7 +21,7 @@ mod pricing;
 mod response;
 mod stream;
 
-pub use client::{ClientSettings, LlmClient};
+pub use client::{CallProgress, ClientSettings, LlmClient};
 pub use credentials::{
     API_KEY_VARIABLES, BASE_URL_VARIABLES, Credentials, CredentialsError, DEFAULT_BASE_URL, Origin,
     Source, resolve_credentials,

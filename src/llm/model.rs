@@ -6,8 +6,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use super::client::LlmClient;
-use super::error::{AttemptRecord, LlmError};
+use super::client::{CallProgress, LlmClient};
+use super::error::LlmError;
 use super::response::Completion;
 
 /// The answer a [`ChatModel`] is computing.
@@ -19,11 +19,12 @@ pub trait ChatModel: fmt::Debug {
     fn endpoint(&self) -> &str;
 
     /// The answer to `body` (a serialized chat-completions request, sent as it is);
-    /// `on_retry` sees each failed attempt just before the wait that precedes a retry.
+    /// `on_progress` sees each failed attempt before its retry, and the pieces of a
+    /// streamed answer as they arrive.
     fn answer<'a>(
         &'a self,
         body: &'a [u8],
-        on_retry: &'a mut dyn FnMut(&AttemptRecord),
+        on_progress: &'a mut dyn FnMut(CallProgress<'_>),
     ) -> Answering<'a>;
 }
 
@@ -35,8 +36,8 @@ impl ChatModel for LlmClient {
     fn answer<'a>(
         &'a self,
         body: &'a [u8],
-        on_retry: &'a mut dyn FnMut(&AttemptRecord),
+        on_progress: &'a mut dyn FnMut(CallProgress<'_>),
     ) -> Answering<'a> {
-        Box::pin(self.complete_observed(body, on_retry))
+        Box::pin(self.complete_observed(body, on_progress))
     }
 }

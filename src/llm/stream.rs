@@ -48,11 +48,7 @@ pub(crate) fn assemble(events: &[u8]) -> Result<Vec<u8>, String> {
         if chunk.get("usage").is_some_and(|u| !u.is_null()) {
             usage = chunk["usage"].clone();
         }
-        let Some(choice) = chunk["choices"].as_array().and_then(|choices| {
-            choices
-                .iter()
-                .find(|c| c["index"].as_u64().unwrap_or(0) == 0)
-        }) else {
+        let Some(choice) = first_choice(&chunk) else {
             continue;
         };
         if !choice["finish_reason"].is_null() {
@@ -122,6 +118,46 @@ pub(crate) fn assemble(events: &[u8]) -> Result<Vec<u8>, String> {
     serde_json::to_vec(&completion).map_err(|error| error.to_string())
 }
 
+/// The choice with index 0 of one chunk, when the chunk has one.
+fn first_choice(chunk: &Value) -> Option<&Value> {
+    chunk["choices"]
+        .as_array()?
+        .iter()
+        .find(|c| c["index"].as_u64().unwrap_or(0) == 0)
+}
+
+/// The text of a stream while it arrives: bytes are fed as they come off the connection,
+/// and each complete event's content piece is handed on. Only for showing; the completion
+/// is [`assemble`]d from the whole body.
+#[derive(Debug, Default)]
+pub(crate) struct LiveText {
+    /// Bytes after the last complete line.
+    pending: Vec<u8>,
+}
+
+impl LiveText {
+    pub(crate) fn feed(&mut self, bytes: &[u8], mut on_text: impl FnMut(&str)) {
+        self.pending.extend_from_slice(bytes);
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            if let Some(piece) = content_piece(&line).filter(|piece| !piece.is_empty()) {
+                on_text(&piece);
+            }
+        }
+    }
+}
+
+fn content_piece(line: &[u8]) -> Option<String> {
+    let data = std::str::from_utf8(line)
+        .ok()?
+        .trim()
+        .strip_prefix("data:")?;
+    let chunk: Value = serde_json::from_str(data.trim()).ok()?;
+    first_choice(&chunk)?["delta"]["content"]
+        .as_str()
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +189,28 @@ mod tests {
                            {"id": "b", "type": "function", "function": {"name": "cat", "arguments": "{}"}}]}}],
                    "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})
         );
+    }
+
+    #[test]
+    fn live_text_hands_on_each_content_piece_however_the_bytes_are_cut() {
+        let events = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+            ": ping\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Grüß \"}}]}\r\n\r\n",
+            "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"other choice\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[]}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"dich\"}}]}\n\n",
+            "data: [DONE]\n\n",
+        )
+        .as_bytes();
+        for size in [1, 2, 7, events.len()] {
+            let mut live = LiveText::default();
+            let mut pieces = Vec::new();
+            for bytes in events.chunks(size) {
+                live.feed(bytes, |piece| pieces.push(piece.to_owned()));
+            }
+            assert_eq!(pieces, ["Grüß ", "dich"], "fed {size} byte(s) at a time");
+        }
     }
 
     #[test]

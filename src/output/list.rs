@@ -8,7 +8,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::OutputError;
-use crate::run::{DELTA_DIR, ParentRef, ReplayRef, RunStatus, Timestamp, read_metadata};
+use crate::run::{
+    DELTA_DIR, ParentRef, ReplayRef, RunId, RunPaths, RunStatus, Timestamp, is_being_created,
+    read_metadata,
+};
 
 /// Longest `task_summary`, in characters.
 const TASK_SUMMARY_CHARS: usize = 60;
@@ -155,6 +158,13 @@ pub fn list_runs(workspace: &Path) -> Result<Vec<RunListing>, OutputError> {
         let name = entry.file_name().to_string_lossy().into_owned();
         // Run ids never start with '.', so dot entries are temporary or foreign files.
         if name.starts_with('.') || !entry.path().is_dir() {
+            continue;
+        }
+        // Another process is creating it this instant: not a run yet, and not a broken
+        // one (its metadata is about to be written).
+        if let Ok(id) = RunId::parse(&name)
+            && is_being_created(&RunPaths::new(workspace, &id))
+        {
             continue;
         }
         runs.push(listing_for(&entry.path(), name));

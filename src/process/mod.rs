@@ -297,10 +297,8 @@ pub async fn run_process(
         // The leader is reaped now; its pid (the group id) may be reused, so never signal
         // it again. Leftover members are the command's business after a normal exit.
         group.disarm();
-        if !io_done {
-            if let Ok(result) = tokio::time::timeout(OUTPUT_GRACE, &mut io).await {
-                result.map_err(ProcessError::Output)?;
-            }
+        if !io_done && let Ok(result) = tokio::time::timeout(OUTPUT_GRACE, &mut io).await {
+            result.map_err(ProcessError::Output)?;
         }
         (status, timed_out)
     };

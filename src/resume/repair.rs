@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use crate::journal::{
-    ActionRequest, ActionResult, ActionStatus, Event, EventPayload, HumanInputReceived,
+    ActionRequest, ActionResult, ActionStatus, Event, EventPayload, HumanInputReceived, ToolCall,
     dangling_action_requests,
 };
 use crate::tool::ASK_HUMAN_TOOL;
@@ -38,6 +38,10 @@ pub struct Repairs {
     /// Action id of the pending `ask_human` that the given answer went to; `None` when no
     /// question was pending (the caller then delivers the answer as a user message).
     pub answered: Option<String>,
+    /// Calls the model made in the same turn as the answered `ask_human` and that never
+    /// started: the run paused at the question, so they run now, after the answer, as
+    /// they do when the question is answered on the terminal (`-i`).
+    pub to_run: Vec<ToolCall>,
 }
 
 impl Repairs {
@@ -48,6 +52,7 @@ impl Repairs {
         self.not_run_calls.extend(other.not_run_calls);
         self.recovered_answers.extend(other.recovered_answers);
         self.answered = self.answered.take().or(other.answered);
+        self.to_run.extend(other.to_run);
     }
 }
 
@@ -112,6 +117,12 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
     }
     for call in unanswered_calls_of_last_thought(events) {
         if answered_calls.contains(&call.id) {
+            continue;
+        }
+        // The run paused at the question it just got the answer to: these calls wait for
+        // it, they were not lost to a crash (issue 12 item 4).
+        if repairs.answered.is_some() {
+            repairs.to_run.push(call.clone());
             continue;
         }
         let action_id = uuid::Uuid::new_v4().to_string();

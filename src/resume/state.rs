@@ -12,6 +12,10 @@ pub enum Entry {
     Resume,
     /// A new USER_MESSAGE, then the loop (INTERRUPTED with `-m`, COMPLETED, FAILED).
     UserMessage(String),
+    /// Nothing to do: the process died while finishing the run (its end was journaled,
+    /// not yet in `metadata.json`), the Janitor gave it that end, and no `-m` asks for
+    /// more. Finishing an interrupted finish is the whole continuation.
+    Finished,
     /// WAITING_FOR_INPUT: the answer to the pending `ask_human`.
     Answer {
         /// The answer, exactly as given.

@@ -15,7 +15,7 @@ use crate::budget::{BudgetReport, Exceeded};
 /// Version of the `metadata.json` layout written by this engine.
 pub const METADATA_SCHEMA_VERSION: &str = "1.0";
 
-/// Where a run is in its life (seed 000 §2.1.4).
+/// Where a run is in its life.
 ///
 /// ```text
 /// RUNNING ─┬─> COMPLETED | FAILED | INTERRUPTED | WAITING_FOR_INPUT
@@ -354,16 +354,16 @@ pub struct MetadataInit {
     pub max_iterations: u32,
 }
 
-/// The contents of `.delta/{run_id}/metadata.json`: the union of seed 000 §2.1.4 and
-/// seed 002 §3.5 (DESIGN.md "Run lifecycle").
+/// The contents of `.delta/{run_id}/metadata.json`.
 ///
 /// Invariants kept by the transition methods: `result` is set only while COMPLETED,
 /// `error` only while FAILED or INTERRUPTED, `end_time` only while not RUNNING.
 ///
-/// The schema requires the spec's fields (seed 000 §2.1.4 and seed 002 §3.5, named as
-/// DESIGN.md lists them). `schema_version` and `process_start_time` (clock ticks, our
-/// PID-reuse check beside seed 002's `start_time`) are this engine's own: always written,
-/// optional for other implementations.
+/// `schema_version` and `process_start_time` (clock ticks, a PID-reuse check beside
+/// `start_time`) are this engine's own: always written, optional for other
+/// implementations.
+// The union of seed 000 §2.1.4 and seed 002 §3.5 (DESIGN.md "Run lifecycle"); the schema
+// requires the spec's fields, named as DESIGN.md lists them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(
     title = "Delta Engine run metadata (.delta/{run_id}/metadata.json)",
@@ -415,7 +415,7 @@ pub struct Metadata {
     /// Its name (`/proc/PID/comm` on Linux, e.g. `delta`).
     pub process_name: String,
     /// When that process started working on the run: at creation, and again when
-    /// `delta continue` takes it over (seed 002 §3.5, §7.2).
+    /// `delta continue` takes it over.
     pub start_time: Timestamp,
     /// Its start time in clock ticks since boot (`/proc/PID/stat` field 22; null where
     /// unavailable). With `pid` it identifies the process even after the pid is reused.
@@ -597,7 +597,7 @@ pub fn write_metadata(path: &Path, metadata: &Metadata) -> Result<(), RunStateEr
 /// [`RunStateError::Io`] when it cannot be read, [`RunStateError::MetadataCorrupt`] (with
 /// line and column) when it is not valid metadata.
 pub fn read_metadata(path: &Path) -> Result<Metadata, RunStateError> {
-    let bytes = std::fs::read(path).map_err(|source| {
+    let bytes = super::read_regular_file(path, super::MAX_METADATA_BYTES).map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {
             RunStateError::MetadataMissing {
                 path: path.to_path_buf(),

@@ -3,6 +3,8 @@
 //!
 //! The journal has its own module ([`crate::journal`]); this one owns everything around it.
 
+mod creation;
+mod file;
 mod id;
 mod interaction;
 mod liveness;
@@ -15,6 +17,8 @@ mod time;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
+pub use creation::{is_being_created, reclaim_abandoned};
+pub use file::{MAX_JOURNAL_BYTES, MAX_METADATA_BYTES, read_regular_file};
 pub use id::{InvalidRunId, MAX_RUN_ID_LEN, RunId};
 pub use interaction::{
     InputType, InteractionRequest, clear_interaction, read_interaction_request,
@@ -201,7 +205,11 @@ pub fn open_run(workspace: &Path, run_id: &RunId) -> Result<RunPaths, RunStateEr
 /// never a prefix. The fsync before the rename orders the data before the name change, so
 /// a power loss cannot leave an empty file under the final name; the directory is not
 /// fsynced (losing the last rename on power loss leaves the previous, consistent file).
+///
+/// Every file written whole goes through here, so the run's secrets are masked here
+/// ([`crate::secrets::for_disk`]).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let bytes = &crate::secrets::for_disk().redact_bytes(bytes);
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         Some(_) | None => Path::new("."),

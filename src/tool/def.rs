@@ -8,10 +8,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// One entry of a `tools:` list (seed 003 §3.1, seed 000 §2.2.6).
+/// One entry of a `tools:` list.
 ///
-/// Exactly one of `exec`, `shell` and `command` must be present; the expander enforces it
-/// with seed 003's message rather than serde, so the user sees the spec's wording.
+/// Exactly one of `exec`, `shell` and `command` must be present.
+// The expander enforces that with seed 003's message rather than serde, so the user sees
+// the spec's wording (seed 003 §3.1, seed 000 §2.2.6).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolDef {
@@ -46,7 +47,7 @@ pub struct ToolDef {
 pub struct ParamDef {
     /// Parameter name, as the model sends it and as `${name}` in a template.
     pub name: String,
-    /// Only `string` is supported (seed 003 §3.7.1 step 3).
+    /// Only `string` is supported.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub param_type: Option<String>,
     /// Shown to the model in the function schema.
@@ -67,13 +68,13 @@ pub struct ParamDef {
     /// Order among argument parameters (0-based); inferred for `exec:`/`shell:`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub position: Option<u32>,
-    /// Not settable here: accepted only so the expander can reject it with seed 003's
-    /// message (":raw modifier must be specified in template syntax").
+    /// Not settable here: write `${name:raw}` in a `shell:` template instead.
+    // Accepted only so the expander can reject it with seed 003's message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<bool>,
 }
 
-/// How a parameter value is handed to the command (seed 000 §2.2.3).
+/// How a parameter value is handed to the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InjectAs {

@@ -192,10 +192,10 @@ fn expand_exec(
     let mut names: Vec<String> = Vec::new();
     for word in &words {
         for piece in &word.0 {
-            if let Piece::Param(name) = piece {
-                if !names.contains(name) {
-                    names.push(name.clone());
-                }
+            if let Piece::Param(name) = piece
+                && !names.contains(name)
+            {
+                names.push(name.clone());
             }
         }
     }
@@ -412,19 +412,19 @@ fn command_params(def: &ToolDef, explicit: &[ParamDef]) -> Result<Vec<ParamSpec>
             raw: false,
         });
     }
-    if let Some(stdin) = &def.stdin {
-        if !params.iter().any(|p| p.name == *stdin) {
-            params.push(ParamSpec {
-                name: stdin.clone(),
-                description: None,
-                inject_as: InjectAs::Stdin,
-                position: None,
-                option_name: None,
-                default: None,
-                required: None,
-                raw: false,
-            });
-        }
+    if let Some(stdin) = &def.stdin
+        && !params.iter().any(|p| p.name == *stdin)
+    {
+        params.push(ParamSpec {
+            name: stdin.clone(),
+            description: None,
+            inject_as: InjectAs::Stdin,
+            position: None,
+            option_name: None,
+            default: None,
+            required: None,
+            raw: false,
+        });
     }
 
     let mut stdin_params = params.iter().filter(|p| p.inject_as == InjectAs::Stdin);

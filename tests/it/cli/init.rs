@@ -12,7 +12,7 @@ fn creates_the_three_files_with_the_default_context() {
         .run()
         .code(0)
         .stdout_is("");
-    snapshot!(run.stderr(), @"
+    snapshot!(run.stderr(), @r#"
     Created agent `my-agent` from template `minimal`:
       my-agent/agent.yaml        model and tools
       my-agent/system_prompt.md  instructions for the model
@@ -21,7 +21,11 @@ fn creates_the_three_files_with_the_default_context() {
     Next steps:
       Edit the system prompt and the tools, then see how each tool will run:
       delta tool expand my-agent
-    ");
+      Reach a model: OpenAI with `export DELTA_API_KEY=sk-...`, or any OpenAI-compatible
+      server with `export DELTA_BASE_URL=http://localhost:11434/v1` (Ollama; no key needed),
+      and set llm.model in agent.yaml to a model it serves. Then run it:
+      delta run --agent my-agent -y -m "Say hello"
+    "#);
 
     let mut entries: Vec<String> = fs::read_dir(run.path().join("my-agent"))
         .unwrap()
@@ -154,7 +158,7 @@ fn never_waits_for_input_without_a_terminal() {
         let run = Test::new().args(args).stdin(Stdin::Open).run().code(0);
         // Both forms must give the same output.
         insta::allow_duplicates! {
-            snapshot!(run.stderr(), @"
+            snapshot!(run.stderr(), @r#"
             Created agent `quiet` from template `minimal`:
               quiet/agent.yaml        model and tools
               quiet/system_prompt.md  instructions for the model
@@ -163,7 +167,11 @@ fn never_waits_for_input_without_a_terminal() {
             Next steps:
               Edit the system prompt and the tools, then see how each tool will run:
               delta tool expand quiet
-            ");
+              Reach a model: OpenAI with `export DELTA_API_KEY=sk-...`, or any OpenAI-compatible
+              server with `export DELTA_BASE_URL=http://localhost:11434/v1` (Ollama; no key needed),
+              and set llm.model in agent.yaml to a model it serves. Then run it:
+              delta run --agent quiet -y -m "Say hello"
+            "#);
             snapshot!(run.read("quiet/agent.yaml"), @r#"
             # The agent: who it is, which model it thinks with, which tools it can call.
             # `delta tool expand .` prints every tool exactly as the engine will run it.
@@ -230,4 +238,30 @@ fn unknown_template_is_a_usage_error() {
 fn templates_are_listed_with_descriptions_in_help() {
     let run = Test::new().args(["init", "--help"]).run().code(0);
     snapshot!(run.stdout());
+}
+
+// Regression for issue 12 item 14: the next steps ended at `delta tool expand`, and a
+// newcomer's first `delta run` failed without a word about DELTA_BASE_URL or a key.
+#[test]
+fn init_next_steps_say_how_to_reach_a_model() {
+    Test::new()
+        .args(["init", "my-agent", "-y"])
+        .run()
+        .code(0)
+        .stderr_has("export DELTA_API_KEY=sk-...")
+        .stderr_has("export DELTA_BASE_URL=http://localhost:11434/v1")
+        .stderr_has("delta run --agent my-agent -y -m \"Say hello\"");
+}
+
+// Regression for issue 12 item 14: `delta run --help` did not say how to reach a model.
+#[test]
+fn run_help_says_how_to_reach_a_model() {
+    let run = Test::new().args(["run", "--help"]).run().code(0);
+    for needle in [
+        "DELTA_BASE_URL",
+        "DELTA_API_KEY",
+        "http://localhost:11434/v1",
+    ] {
+        assert!(run.stdout().contains(needle), "{}", run.stdout());
+    }
 }

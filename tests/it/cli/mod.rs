@@ -3,5 +3,7 @@
 mod basics;
 mod completions;
 mod config_errors;
+mod docs;
 mod init;
+mod msrv;
 mod tool_expand;

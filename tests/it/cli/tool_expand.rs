@@ -189,3 +189,29 @@ fn a_fifo_as_a_configuration_file_exits_126_at_once() {
             hooks.display()
         ));
 }
+
+// Regression for issue 12 item 14: a tool whose program is not on PATH expanded without a
+// word, and the model found out only when its call failed mid-run.
+#[test]
+fn a_tool_whose_program_is_not_on_path_is_warned_about_by_name() {
+    let run = Test::new()
+        .agent(
+            "bot",
+            "name: bot\nllm: { model: m }\ntools:\n  \
+             - name: fetch\n    exec: \"no-such-program-7f3a --url ${url}\"\n  \
+             - name: script\n    exec: \"/nonexistent/tools/run.sh ${x}\"\n  \
+             - name: list\n    exec: \"ls ${dir}\"\n",
+        )
+        .args(["tool", "expand", "bot"])
+        .run()
+        .code(0)
+        .stderr_is(
+            "warning: tool `fetch` runs `no-such-program-7f3a`, which is not on PATH; install it or fix the tool's command before a run\n\
+             warning: tool `script` runs `/nonexistent/tools/run.sh`, which is not an executable file; the tool fails until it is one\n",
+        );
+    assert!(
+        run.stdout().contains("no-such-program-7f3a"),
+        "{}",
+        run.stdout()
+    );
+}

@@ -19,12 +19,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::support::cargo::{cargo_metadata, real_cargo};
 use crate::support::harness::ROOT;
-
-/// The cargo running this test suite (cargo sets `CARGO` for test processes).
-fn real_cargo() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into())
-}
 
 /// `mock-llm` sits next to `delta` in the target directory: `cargo test --workspace`
 /// builds both before any test runs.
@@ -40,24 +36,8 @@ fn mock_llm_bin() -> PathBuf {
 }
 
 /// `cargo metadata` of this workspace, packages only.
-fn metadata() -> Value {
-    let output = Command::new(real_cargo())
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--manifest-path",
-        ])
-        .arg(Path::new(ROOT).join("Cargo.toml"))
-        .output()
-        .expect("run cargo metadata");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON")
+pub(crate) fn metadata() -> Value {
+    cargo_metadata(&["--no-deps"])
 }
 
 /// The binaries `cargo build ARGS` builds in the workspace `metadata` describes, by
@@ -66,7 +46,10 @@ fn metadata() -> Value {
 /// selected package (else cargo fails with "no bin target named"); `--bins` or no target
 /// flag at all means every binary of the selected packages. A flag not listed here fails
 /// the check, so that a change to the script is taught here rather than waved through.
-fn bins_cargo_would_build(args: &[String], metadata: &Value) -> Result<BTreeSet<String>, String> {
+pub(crate) fn bins_cargo_would_build(
+    args: &[String],
+    metadata: &Value,
+) -> Result<BTreeSet<String>, String> {
     let (mut workspace, mut all_bins) = (false, false);
     let (mut packages, mut bins) = (Vec::new(), Vec::new());
     let mut args = args.iter();
@@ -163,6 +146,25 @@ fn bins_cargo_would_build(args: &[String], metadata: &Value) -> Result<BTreeSet<
     Ok(built)
 }
 
+/// demo.sh run as the README says (no DELTA_BIN, MOCK_LLM_BIN, key or base URL) with
+/// `path` as PATH; a stand-in cargo records its build arguments in `recorded`.
+fn run_demo_as_a_reader(path: OsString, recorded: &Path, demo_dir: &Path) -> std::process::Output {
+    Command::new("bash")
+        .arg(Path::new(ROOT).join("examples/hello-world/demo.sh"))
+        .env("PATH", path)
+        .env("DEMO_CARGO_ARGS", recorded)
+        .env("DEMO_REAL_CARGO", real_cargo())
+        .env("DEMO_DIR", demo_dir)
+        .env_remove("DELTA_BIN")
+        .env_remove("MOCK_LLM_BIN")
+        .env_remove("DELTA_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("DELTA_BASE_URL")
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .expect("run demo.sh")
+}
+
 /// The `==> using DELTA and MOCK` line the script prints, as paths.
 fn binaries_used(stderr: &str) -> (PathBuf, PathBuf) {
     let line = stderr
@@ -186,25 +188,10 @@ fn the_quick_start_demo_runs_hello_world_end_to_end_without_an_api_key() {
     // ETXTBSY while other test threads fork.
     let stub_dir = Path::new(ROOT).join("tests/it/e2e/fake-cargo");
     let recorded = dir.path().join("cargo-build-args");
-    let path = std::env::join_paths(std::iter::once(stub_dir).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
-    .expect("PATH");
+    // No `delta` on PATH (the developer's may have one installed): the script must build.
+    let path = std::env::join_paths([stub_dir, "/usr/bin".into(), "/bin".into()]).expect("PATH");
 
-    let output = Command::new("bash")
-        .arg(Path::new(ROOT).join("examples/hello-world/demo.sh"))
-        .env("PATH", path)
-        .env("DEMO_CARGO_ARGS", &recorded)
-        .env("DEMO_REAL_CARGO", real_cargo())
-        .env("DEMO_DIR", dir.path().join("demo"))
-        .env_remove("DELTA_BIN")
-        .env_remove("MOCK_LLM_BIN")
-        .env_remove("DELTA_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("DELTA_BASE_URL")
-        .env_remove("OPENAI_BASE_URL")
-        .output()
-        .expect("run demo.sh");
+    let output = run_demo_as_a_reader(path, &recorded, &dir.path().join("demo"));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
@@ -217,6 +204,11 @@ fn the_quick_start_demo_runs_hello_world_end_to_end_without_an_api_key() {
         .collect();
     let built = bins_cargo_would_build(&args, &metadata())
         .unwrap_or_else(|error| panic!("`cargo build {}` fails: {error}", args.join(" ")));
+    // Issue 12 item 11: the build used to run --quiet, two silent minutes on a fresh clone.
+    assert!(
+        !args.iter().any(|arg| arg == "--quiet" || arg == "-q"),
+        "cargo's progress is hidden: {args:?}"
+    );
     for bin in ["delta", "mock-llm"] {
         assert!(
             built.contains(bin),
@@ -319,4 +311,37 @@ fn the_build_check_rejects_what_cargo_rejects() {
     );
     assert!(bins_cargo_would_build(&args(&["-p", "mock"]), &metadata).is_err());
     assert!(bins_cargo_would_build(&args(&["--release"]), &metadata).is_err());
+}
+
+// Regression for issue 12 item 11: after the README's `cargo install`, demo.sh built the
+// checkout again (two minutes) instead of using the installed binaries.
+#[test]
+fn the_demo_uses_delta_and_mock_llm_from_path_instead_of_building() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).expect("bin dir");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_delta"), bin.join("delta")).expect("link");
+    std::os::unix::fs::symlink(mock_llm_bin(), bin.join("mock-llm")).expect("link");
+    // A cargo that records any build: there must be none.
+    let stub_dir = Path::new(ROOT).join("tests/it/e2e/fake-cargo");
+    let recorded = dir.path().join("cargo-build-args");
+    let path = std::env::join_paths([bin.clone(), stub_dir, "/usr/bin".into(), "/bin".into()])
+        .expect("PATH");
+    let output = run_demo_as_a_reader(path, &recorded, &dir.path().join("demo"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!recorded.exists(), "demo.sh ran cargo build:\n{stderr}");
+    assert!(!stderr.contains("==> building"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "==> using {}/delta and {}/mock-llm",
+            bin.display(),
+            bin.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("demo/workspace/hello.txt")).expect("hello.txt"),
+        "Hello, world!\nWritten by a Delta Engine agent.\n"
+    );
 }

@@ -136,6 +136,8 @@ fn dropped_connections_fail_after_the_retries() {
       workspace [TEMP]/ws
 
     ── iteration 1/30 ──
+      llm: retry 1/2 in 0 ms after connection failed: client error (SendRequest): connection closed before message completed
+      llm: retry 2/2 in 0 ms after connection failed: client error (SendRequest): connection closed before message completed
 
     ✖ FAILED after 1 iteration
       LlmError: cannot reach the LLM API at http://127.0.0.1:[PORT]/v1/chat/completions (3 attempt(s); last: connection failed: client error (SendRequest): connection closed before message completed); is the server running? check DELTA_BASE_URL (or OPENAI_BASE_URL) and the network

@@ -4,13 +4,17 @@
 
 mod concurrency;
 mod context_window;
+mod credentials_on_disk;
 mod demo;
+mod docs_commands;
 mod faults;
 mod fork;
 mod formats;
 mod hello_world;
+mod live_stream;
 mod real_llm;
 mod replay;
+mod run_files;
 mod secrets;
 mod servers;
 mod sessions_examples;

@@ -352,3 +352,69 @@ fn streamed_and_plain_runs_of_the_same_script_journal_the_same() {
     assert_eq!(usages[0], usages[1]);
     assert_eq!(usages[1]["input_tokens"], 310 + 402 + 520);
 }
+
+// Issue 11: with `llm.stream: true` the terminal shows the model's text as it arrives.
+// mock-llm sends the first half of the answer and holds the rest until `gate` exists, so
+// the first half can only be on stderr now if the engine shows text before the answer is
+// complete.
+#[test]
+fn streamed_text_is_shown_while_the_answer_is_still_arriving() {
+    use std::io::Read as _;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    const TEXT: &str = "The first half arrives now, and the second half only when the gate opens.";
+    let test = Test::new();
+    let gate = test.path().join("gate");
+    let script = format!(
+        "steps:\n  - message:\n      content: {TEXT:?}\n      stream_hold_until: {:?}\n",
+        gate.display().to_string()
+    );
+    let mock = strict_mock(&script, Profile::Openai);
+    let agent = ONE_TOOL_AGENT.replace("  model: m\n", "  model: m\n  stream: true\n");
+    let test = delta(test.agent("agent", &agent), &mock)
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "talk"]);
+    let mut child = test.spawn();
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let (sender, received) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n @ 1..) = stderr.read(&mut buffer) {
+            if sender.send(buffer[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let middle = TEXT
+        .char_indices()
+        .nth(TEXT.chars().count() / 2)
+        .map(|(at, _)| at)
+        .expect("a text of several characters");
+    let (first, second) = TEXT.split_at(middle);
+    // A space ending a piece is held back until text follows it.
+    let first = first.trim_end();
+    let mut shown = Vec::new();
+    while !String::from_utf8_lossy(&shown).contains(first) {
+        match received.recv_timeout(Duration::from_secs(60)) {
+            Ok(bytes) => shown.extend(bytes),
+            Err(_) => panic!(
+                "the first half of the answer was not shown while the rest was held; stderr \
+                 so far:\n{}",
+                String::from_utf8_lossy(&shown)
+            ),
+        }
+    }
+    assert!(!String::from_utf8_lossy(&shown).contains(second.trim()));
+    std::fs::write(&gate, "").unwrap();
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    shown.extend(received.try_iter().flatten());
+    assert_eq!(status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&shown).into_owned();
+    assert_eq!(
+        stderr.matches(TEXT).count(),
+        1,
+        "the text once, whole: {stderr}"
+    );
+    assert!(stderr.contains(&format!("\n{TEXT}\n")), "{stderr}");
+}

@@ -94,15 +94,21 @@ fn jsonl(test: Test, task: &str) -> Test {
     ])
 }
 
+/// Runs `test` (a `--format jsonl` run in `ws`), expects `exit_code`, and checks its stream
+/// against the run's journal; returns the run, its files and the RESULT line.
+fn streamed(test: Test, exit_code: i32) -> (Run, RunFiles, Value) {
+    let run = test.run().code(exit_code);
+    let files = only_run(&run.path().join("ws"));
+    let result = assert_stream(run.stdout(), Some(&files), exit_code);
+    (run, files, result)
+}
+
 #[test]
 fn a_completed_run_streams_its_journal_then_the_result() {
     let mock = mock(HELLO_SCRIPT);
-    let run = jsonl(delta(hello_world(Test::new()), &mock), HELLO_TASK)
-        .run()
-        .code(0);
-    let files = only_run(&run.path().join("ws"));
+    let (run, files, result) =
+        streamed(jsonl(delta(hello_world(Test::new()), &mock), HELLO_TASK), 0);
     assert_consistent(&files, "COMPLETED");
-    let result = assert_stream(run.stdout(), Some(&files), 0);
     assert_eq!(result["result"]["lines"], 2);
     // The run id is on the first line, before anything else happened.
     let first: Value =
@@ -140,11 +146,7 @@ fn a_completed_run_streams_its_journal_then_the_result() {
 #[test]
 fn a_failed_run_ends_its_stream_with_the_result() {
     let mock = mock("steps:\n  - error: {status: 401}\n");
-    let run = jsonl(delta(agent(Test::new()), &mock), "anything")
-        .run()
-        .code(1);
-    let files = only_run(&run.path().join("ws"));
-    let result = assert_stream(run.stdout(), Some(&files), 1);
+    let (_run, _files, result) = streamed(jsonl(delta(agent(Test::new()), &mock), "anything"), 1);
     assert_eq!(result["status"], "FAILED");
     assert_eq!(result["error"]["type"], "LlmError");
 }
@@ -152,24 +154,8 @@ fn a_failed_run_ends_its_stream_with_the_result() {
 #[test]
 fn a_spent_iteration_budget_ends_the_stream_interrupted() {
     let mock = mock(NOTES_FOREVER);
-    let run = delta(agent(Test::new()), &mock)
-        .args([
-            "run",
-            "--agent",
-            "agent",
-            "-w",
-            "ws",
-            "-m",
-            "note",
-            "--format",
-            "jsonl",
-            "--max-iterations",
-            "2",
-        ])
-        .run()
-        .code(1);
-    let files = only_run(&run.path().join("ws"));
-    let result = assert_stream(run.stdout(), Some(&files), 1);
+    let test = jsonl(delta(agent(Test::new()), &mock), "note").args(["--max-iterations", "2"]);
+    let (_run, _files, result) = streamed(test, 1);
     assert_eq!(result["error"]["type"], "MaxIterationsReached");
 }
 
@@ -181,11 +167,7 @@ steps:
       tool_calls: [{name: ask_human, arguments: {prompt: "Which colour?"}}]
 "#;
     let mock = mock(script);
-    let run = jsonl(delta(agent(Test::new()), &mock), "ask me")
-        .run()
-        .code(101);
-    let files = only_run(&run.path().join("ws"));
-    let result = assert_stream(run.stdout(), Some(&files), 101);
+    let (_run, _files, result) = streamed(jsonl(delta(agent(Test::new()), &mock), "ask me"), 101);
     assert_eq!(result["status"], "WAITING_FOR_INPUT");
     assert_eq!(result["interaction"]["prompt"], "Which colour?");
 }
@@ -237,10 +219,8 @@ fn budget_run(flags: &[&str], script: &str) -> (Run, RunFiles, Value, mock_llm::
         "run", "--agent", "agent", "-w", "ws", "-m", "work", "--format", "jsonl",
     ];
     args.extend_from_slice(flags);
-    let run = delta(agent(Test::new()), &mock).args(args).run().code(1);
-    let files = only_run(&run.path().join("ws"));
+    let (run, files, result) = streamed(delta(agent(Test::new()), &mock).args(args), 1);
     assert_consistent(&files, "INTERRUPTED");
-    let result = assert_stream(run.stdout(), Some(&files), 1);
     assert_eq!(result["error"]["type"], "BudgetExceeded");
     // A SYSTEM_MESSAGE in the journal says why the run stopped.
     let journal = files.journal();

@@ -144,13 +144,13 @@ fn chromium_renders_every_iteration_tool_exit_code_and_result_offline() {
                     "run {id}: {name}"
                 );
             }
-            if event["type"] == "ACTION_RESULT" {
-                if let Some(code) = event["payload"]["exit_code"].as_i64() {
-                    assert!(
-                        dom.contains(&format!("exit {code}")),
-                        "run {id}: exit {code}"
-                    );
-                }
+            if event["type"] == "ACTION_RESULT"
+                && let Some(code) = event["payload"]["exit_code"].as_i64()
+            {
+                assert!(
+                    dom.contains(&format!("exit {code}")),
+                    "run {id}: exit {code}"
+                );
             }
         }
         match &metadata["result"] {

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use delta_engine::llm::{
-    AttemptFailure, AttemptRecord, ClientSettings, Credentials, LlmClient, LlmError, TokenUsage,
-    ToolCall,
+    AttemptFailure, AttemptRecord, CallProgress, ClientSettings, Credentials, LlmClient, LlmError,
+    TokenUsage, ToolCall,
 };
 use serde_json::{Value, json};
 
@@ -210,7 +210,11 @@ async fn server_errors_are_retried_until_success() {
 
     let mut observed = Vec::new();
     let completion = server_client(&server, settings(5))
-        .complete_observed(BODY, |record| observed.push(record.clone()))
+        .complete_observed(BODY, |progress| {
+            if let CallProgress::Retry(record) = progress {
+                observed.push(record.clone());
+            }
+        })
         .await
         .unwrap();
 

@@ -502,3 +502,42 @@ post_tool_execution:
         .code(0);
     assert_eq!(run.read("ws/answers.log"), "ask_human=ochre\n");
 }
+
+// Regression for issue 12 item 4: a tool call the model asked for in the same response as
+// `ask_human` was answered "not run" after `continue -m`, while `-i` ran it after the
+// answer. Both modes now run it once the question is answered.
+#[test]
+fn a_call_made_beside_ask_human_runs_after_continue_as_with_i() {
+    let script = r#"
+steps:
+  - message:
+      content: "Asking, then recording."
+      tool_calls:
+        - {name: ask_human, arguments: {prompt: "Go on?"}}
+        - {name: record, arguments: {line: "after the answer", secs: "0"}}
+  - message: {content: "Recorded."}
+"#;
+    let mock = mock(script);
+    let paused = delta(recorder(), &mock)
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "--run-id", "beside-1",
+        ])
+        .args(["-m", "Ask, then record."])
+        .run()
+        .code(101);
+    assert!(!paused.path().join("ws/ledger.txt").exists());
+    let done = delta(paused.then(), &mock)
+        .args(["continue", "--run-id", "beside-1", "-w", "ws", "-m", "yes"])
+        .run()
+        .code(0);
+    assert_eq!(
+        std::fs::read_to_string(done.path().join("ws/ledger.txt")).unwrap(),
+        "after the answer\n"
+    );
+    let files = RunDir::new(&done.path().join("ws"), "beside-1");
+    assert_sound(&files, "COMPLETED").unwrap();
+    let results = files.payloads("ACTION_RESULT");
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0]["observation_content"], "yes");
+    assert_eq!(results[1]["status"], "SUCCESS", "{results:?}");
+}

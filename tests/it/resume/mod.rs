@@ -3,6 +3,7 @@
 mod ask_human;
 mod concurrency;
 mod crash;
+mod damaged_files;
 mod fixture;
 mod janitor;
 mod list_runs;

@@ -164,11 +164,86 @@ fn fatal_expansion_errors_stop_the_command_not_the_session() {
     assert_eq!(ws.exec(&id, "echo $KEEP; set +eu")["stdout"], "1\n");
 }
 
+// Regression for issue 12 item 6: `exit N` ended the shell and with it the session, whereas
+// the specification's wrapper (a shell per command) reports N and keeps the session.
 #[test]
-fn exit_ends_the_session_and_says_so() {
+fn exit_ends_the_command_and_keeps_the_session() {
     let ws = Workspace::new();
     let id = ws.start("bash");
-    let result = ws.exec(&id, "echo bye; exit 3");
+    let dir = tempfile::TempDir::new().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    let dir = dir.to_str().unwrap();
+    let result = ws.exec(
+        &id,
+        &format!("echo bye; cd {dir}; KEPT=1; exit 3; echo not-reached"),
+    );
+    assert_eq!(
+        result,
+        json!({"stdout": "bye\n", "stderr": "", "exit_code": 3,
+               "execution_time_ms": result["execution_time_ms"]})
+    );
+    assert_eq!(ws.metadata(&id)["status"], "active");
+    // What the command did before `exit` stays; `$?` is its status, as at a prompt.
+    let after = ws.exec(&id, "echo \"$? $KEPT $PWD\"");
+    assert_eq!(text(&after["stdout"]), format!("3 1 {dir}\n"));
+
+    // From inside functions too: nothing after `exit` runs, at any depth.
+    let nested = ws.exec(
+        &id,
+        "inner() { echo in; exit 5; echo not-in; }; outer() { inner; echo not-out; }; \
+         outer; echo not-top",
+    );
+    assert_eq!(
+        (&nested["stdout"], &nested["exit_code"]),
+        (&json!("in\n"), &json!(5))
+    );
+
+    // Without an argument, the status of the command before; bad arguments as bash has it.
+    let bare = ws.exec(&id, "false; exit");
+    assert_eq!(bare["exit_code"], 1);
+    let bad = ws.exec(&id, "exit abc; echo not-reached");
+    assert_eq!(
+        (&bad["stdout"], &bad["stderr"], &bad["exit_code"]),
+        (
+            &json!(""),
+            &json!("bash: exit: abc: numeric argument required\n"),
+            &json!(2)
+        )
+    );
+    let wrapped = ws.exec(&id, "exit 300");
+    assert_eq!(wrapped["exit_code"], 44);
+
+    // In a subshell, a command substitution or a pipeline, `exit` ends that process only.
+    let inside = ws.exec(
+        &id,
+        "(exit 7); echo \"sub $?\"; v=$(echo x; exit 9); echo \"subst $? $v\"; \
+         true | exit 6; echo \"pipe $?\"",
+    );
+    assert_eq!(inside["stdout"], "sub 7\nsubst 9 x\npipe 6\n");
+    assert_eq!(inside["exit_code"], 0);
+
+    // Under errexit as well.
+    let errexit = ws.exec(&id, "set -e; exit 4; echo not-reached");
+    assert_eq!(
+        (&errexit["stdout"], &errexit["exit_code"]),
+        (&json!(""), &json!(4))
+    );
+    assert_eq!(ws.exec(&id, "set +e; echo alive")["stdout"], "alive\n");
+    assert!(
+        !ws.session_dir(&id)
+            .join("run")
+            .read_dir()
+            .unwrap()
+            .any(|_| true)
+    );
+}
+
+/// `builtin exit` is bash's own: it ends the shell, and the session says so.
+#[test]
+fn builtin_exit_ends_the_session_and_says_so() {
+    let ws = Workspace::new();
+    let id = ws.start("bash");
+    let result = ws.exec(&id, "echo bye; builtin exit 3");
     assert_eq!(result["stdout"], "bye\n");
     assert_eq!(result["exit_code"], 3);
     assert_eq!(result["session_ended"], true);

@@ -6,6 +6,7 @@ mod bash;
 mod chosen_ids;
 mod concurrency;
 mod errors;
+mod large_output;
 mod lifecycle;
 mod other_shells;
 mod python;

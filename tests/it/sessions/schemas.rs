@@ -29,7 +29,12 @@ fn outputs_match_their_schemas() {
     assert_valid("sessions-start.schema.json", &started);
     let id = started["session_id"].as_str().unwrap();
 
-    for command in ["echo hi", r"printf '\377'", "echo done; exit 2"] {
+    for command in [
+        "echo hi",
+        r"printf '\377'",
+        "echo done; exit 2",
+        r"head -c 5M /dev/zero | tr '\0' a",
+    ] {
         assert_valid("sessions-exec.schema.json", &ws.exec(id, command));
     }
     let other = ws.start("bash");
@@ -40,8 +45,12 @@ fn outputs_match_their_schemas() {
     assert_valid("sessions-list.schema.json", &ws.run(&["list"]).json);
     assert_valid("sessions-end.schema.json", &ws.run(&["end", &other]).json);
     assert_valid("sessions-cleanup.schema.json", &ws.run(&["cleanup"]).json);
-    // The first session ended with `exit 2`; then a usage error; then an invalid id.
-    for args in [&["exec", id, "echo"][..], &["exec"], &["end", "nope"]] {
+    // The other session was ended; then a usage error; then an invalid id.
+    for args in [
+        &["exec", other.as_str(), "echo"][..],
+        &["exec"],
+        &["end", "nope"],
+    ] {
         let run = ws.run(args);
         assert_ne!(run.code, 0);
         assert_valid("sessions-error.schema.json", &run.json);

@@ -1,7 +1,9 @@
-//! What every area shares: [`harness`] runs the built `delta` in a throw-away directory and
+//! What every area shares: [`cargo`] asks the cargo running the suite about the workspace;
+//! [`harness`] runs the built `delta` in a throw-away directory and
 //! checks the result; [`run`] starts mock-llm and lays out agents for runs against it;
 //! [`snapshot`] holds the suite's one snapshot macro and its filters.
 
+pub mod cargo;
 pub mod harness;
 pub mod run;
 pub mod snapshot;
