@@ -6,9 +6,12 @@ use super::export::ExportError;
 use super::init::InitError;
 use super::render::{self, StdoutError};
 use crate::config::ConfigError;
+use crate::fork::ForkError;
 use crate::launch::LaunchError;
 use crate::output::{Exit, OutputError};
+use crate::replay::ReplayError;
 use crate::view::ViewError;
+use crate::workspace::WorkspaceError;
 
 /// A failed command. Rendered once, on stderr, by [`report`].
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +42,12 @@ pub enum CliError {
     /// `delta continue`).
     #[error(transparent)]
     Launch(LaunchError),
+    /// `delta fork` could not create the fork.
+    #[error(transparent)]
+    Fork(#[from] ForkError),
+    /// `delta replay` could not read the recording or seed its workspace.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
     /// `delta export` could not read, write or post the run.
     #[error(transparent)]
     Export(#[from] ExportError),
@@ -92,6 +101,15 @@ impl CliError {
             }
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
+            CliError::Fork(ForkError::InvalidSeq { .. })
+            | CliError::Fork(ForkError::Workspace(WorkspaceError::SeedNotADirectory { .. })) => {
+                Exit::Usage
+            }
+            CliError::Fork(_) => Exit::Failure,
+            CliError::Replay(ReplayError::Workspace(WorkspaceError::SeedNotADirectory {
+                ..
+            })) => Exit::Usage,
+            CliError::Replay(_) => Exit::Failure,
             CliError::Launch(error) => error.exit(),
             CliError::Export(error) => error.exit(),
             CliError::Batch(error) => error.exit(),
@@ -108,6 +126,8 @@ impl CliError {
         match self {
             CliError::Init(error) => error.help(),
             CliError::Launch(error) => error.help(),
+            CliError::Fork(error) => error.help(),
+            CliError::Replay(error) => error.help(),
             CliError::Batch(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
@@ -146,6 +166,8 @@ pub fn report(error: &CliError) {
         }
         CliError::Config(error) => error.to_string(),
         CliError::Init(_)
+        | CliError::Fork(_)
+        | CliError::Replay(_)
         | CliError::RunIdRequired { .. }
         | CliError::Launch(_)
         | CliError::Batch(_)

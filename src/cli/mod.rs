@@ -16,11 +16,13 @@ mod continue_;
 mod drive;
 mod error;
 mod export;
+mod fork;
 mod human;
 pub mod init;
 mod jsonl;
 mod list_runs;
 mod render;
+mod replay;
 mod run;
 mod stream;
 mod tool;
@@ -63,6 +65,12 @@ enum Command {
     /// Continue an existing run: resume, answer its question, extend or retry it.
     #[command(long_about = continue_::LONG_ABOUT)]
     Continue(continue_::ContinueArgs),
+    /// Fork a run at a step into a new run and continue it.
+    #[command(long_about = fork::LONG_ABOUT)]
+    Fork(fork::ForkArgs),
+    /// Replay a recorded run with its LLM answers and report the first divergence.
+    #[command(long_about = replay::LONG_ABOUT)]
+    Replay(replay::ReplayArgs),
     /// List the runs of a workspace, most recently updated first.
     #[command(long_about = list_runs::LONG_ABOUT)]
     ListRuns(list_runs::ListRunsArgs),
@@ -99,6 +107,8 @@ pub fn run() -> Result<Exit, CliError> {
     match cli.command {
         Command::Init(args) => Ok(args.run()?),
         Command::Continue(args) => args.run(),
+        Command::Fork(args) => args.run(),
+        Command::Replay(args) => args.run(),
         Command::ListRuns(args) => args.run(),
         Command::Run(args) => args.run(),
         Command::Export(args) => args.run(),

@@ -65,7 +65,7 @@ use crate::hooks::{HookEvent, HookRunner};
 use crate::journal::{
     EventPayload, Journal, JournalError, MessageLevel, RunEnd, SystemMessage, ToolCall,
 };
-use crate::llm::LlmClient;
+use crate::llm::ChatModel;
 use crate::process::{OUTPUT_KEEP_BYTES, OutputPolicy};
 use crate::run::{
     ErrorInfo, ErrorType, Metadata, RunLock, RunPaths, RunStateError, Timestamp, write_metadata,
@@ -170,7 +170,7 @@ impl ActiveRun {
     pub async fn drive(
         mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         observer: &mut dyn Observer,
         mut shutdown: Shutdown,
     ) -> Result<RunPaths, EngineError> {
@@ -204,7 +204,7 @@ impl ActiveRun {
     async fn run_loop(
         &mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
     ) -> Result<Stop, EngineError> {

@@ -15,8 +15,8 @@ use crate::journal::{EventPayload, FsyncPolicy, Journal, RunStart};
 use crate::process::OutputPolicy;
 use crate::resume::{Entry, ResumeReport, Resumed};
 use crate::run::{
-    Metadata, MetadataInit, ProcessIdentity, RunId, RunLock, RunPaths, RunStateError, Timestamp,
-    create_run, reclaim_abandoned, write_metadata,
+    Metadata, MetadataInit, ProcessIdentity, ReplayRef, RunId, RunLock, RunPaths, RunStateError,
+    Timestamp, create_run, reclaim_abandoned, write_metadata,
 };
 
 /// What a new run starts from.
@@ -34,6 +34,8 @@ pub struct NewRun<'a> {
     pub max_iterations: u32,
     /// When the journal is fsynced (`DELTA_FSYNC`, validated by the caller up front).
     pub fsync: FsyncPolicy,
+    /// The recorded run whose answers this run replays (`delta replay`).
+    pub replay_of: Option<ReplayRef>,
 }
 
 /// Where an [`ActiveRun`] comes from.
@@ -125,7 +127,7 @@ fn create(
         }
         Err(error) => return Err(error.into()),
     };
-    let metadata = Metadata::new(
+    let mut metadata = Metadata::new(
         MetadataInit {
             run_id: new.run_id.clone(),
             agent_name: agent.name.clone(),
@@ -138,6 +140,7 @@ fn create(
         &ProcessIdentity::current(),
         Timestamp::now(),
     );
+    metadata.replay_of.clone_from(&new.replay_of);
     write_metadata(&paths.metadata(), &metadata)?;
     let journal = Journal::open_with(&paths.journal(), new.fsync)?;
     journal.append(EventPayload::RunStart(RunStart {

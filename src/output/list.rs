@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::OutputError;
 use crate::run::{
-    DELTA_DIR, RunId, RunPaths, RunStatus, Timestamp, is_being_created, read_metadata,
+    DELTA_DIR, ParentRef, ReplayRef, RunId, RunPaths, RunStatus, Timestamp, is_being_created,
+    read_metadata,
 };
 
 /// Longest `task_summary`, in characters.
@@ -90,6 +91,12 @@ pub struct RunListing {
     /// Why the metadata could not be read (UNREADABLE only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The run a fork was made from, and the seq it was cut at (forks only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ParentRef>,
+    /// The recorded run a replay played back (replays only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<ReplayRef>,
 }
 
 /// The `--format json` output of `list-runs`: most recently updated first.
@@ -181,6 +188,8 @@ fn listing_for(dir: &Path, run_id: String) -> RunListing {
             iterations: Some(metadata.iterations),
             agent: Some(metadata.agent_name),
             error: None,
+            parent: metadata.parent,
+            replay_of: metadata.replay_of,
         },
         Err(error) => RunListing {
             run_id,
@@ -190,6 +199,8 @@ fn listing_for(dir: &Path, run_id: String) -> RunListing {
             iterations: None,
             agent: None,
             error: Some(error.to_string()),
+            parent: None,
+            replay_of: None,
         },
     }
 }
@@ -255,6 +266,18 @@ pub fn render_runs_text(runs: &[RunListing], now: DateTime<Utc>) -> String {
         if let Some(error) = &run.error {
             line.push_str("  ");
             line.push_str(error);
+        }
+        if let Some(parent) = &run.parent {
+            line.push_str("  (fork of ");
+            line.push_str(parent.run_id.as_str());
+            line.push_str(" at seq ");
+            line.push_str(&parent.seq.to_string());
+            line.push(')');
+        }
+        if let Some(replayed) = &run.replay_of {
+            line.push_str("  (replay of ");
+            line.push_str(replayed.run_id.as_str());
+            line.push(')');
         }
         out.push_str(line.trim_end());
         out.push('\n');

@@ -420,6 +420,36 @@ pub struct Metadata {
     /// Its start time in clock ticks since boot (`/proc/PID/stat` field 22; null where
     /// unavailable). With `pid` it identifies the process even after the pid is reused.
     pub process_start_time: Option<u64>,
+    /// The run this one was forked from and the last event taken from its journal (only
+    /// on a fork, `delta fork`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ParentRef>,
+    /// The recorded run whose LLM answers this run replayed (only on a replay, `delta
+    /// replay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<ReplayRef>,
+}
+
+/// Where a fork comes from: the parent run and the seq its journal was cut at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ParentRef {
+    /// The parent run's id.
+    pub run_id: RunId,
+    /// The last event of the parent's journal that the fork's journal starts with.
+    pub seq: u64,
+    /// The parent's workspace, when the fork lives in another one (`--work-dir-from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<PathBuf>,
+}
+
+/// The recorded run a replay plays back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayRef {
+    /// The recorded run's id.
+    pub run_id: RunId,
+    /// Its workspace, when the replay runs in another one (`--workspace-from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<PathBuf>,
 }
 
 impl Metadata {
@@ -449,6 +479,8 @@ impl Metadata {
             process_name: identity.process_name.clone(),
             process_start_time: identity.start_ticks,
             start_time: now,
+            parent: None,
+            replay_of: None,
         }
     }
 

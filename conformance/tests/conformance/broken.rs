@@ -169,6 +169,8 @@ fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
         "format-raw-object-compact",
         "hooks-failing-hooks-never-fail-the-run",
         "hooks-pre-tool-execution-skip",
+        "replay-identical-offline",
+        "replay-reports-the-first-divergence",
     ];
     check("drop-seq.sh", &must_fail, &extensions);
 }
@@ -197,6 +199,7 @@ fn exit_zero_on_failure_fails_the_failure_scenarios() {
             "budget-tokens-stops-and-resumes",
             "output-schema-repair-and-violation",
             "stream-jsonl-failure-paths",
+            "replay-reports-the-first-divergence",
             "run-id-reuse-refused",
         ],
         &[
@@ -205,6 +208,7 @@ fn exit_zero_on_failure_fails_the_failure_scenarios() {
             "stream-jsonl-failure-paths",
             "hooks-on-run-end-after-budget",
             "max-iterations-budget",
+            "replay-reports-the-first-divergence",
         ],
     );
 }
@@ -234,6 +238,7 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "continue-unknown-run-id",
             "crash-kill-during-llm-call",
             "crash-kill-during-tool",
+            "fork-at-a-boundary",
             "format-json-failed-run",
             "format-json-run-result",
             "format-raw-empty-on-failure",
@@ -247,6 +252,8 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "max-iterations-budget",
             "mcp-server-missing-fails-at-start",
             "run-id-client-supplied",
+            "replay-identical-offline",
+            "replay-reports-the-first-divergence",
             "run-id-generated",
             "run-id-invalid-refused",
             "run-id-reuse-refused",
@@ -275,6 +282,8 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "janitor-other-host",
             "janitor-pid-reused",
             "llm-401-fails-the-run",
+            "replay-identical-offline",
+            "replay-reports-the-first-divergence",
             "run-id-invalid-refused",
             "run-id-reuse-refused",
         ],

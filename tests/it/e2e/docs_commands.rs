@@ -345,6 +345,36 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         "$ mock-llm --script script.yaml [--port 0]",
         Skip("a synopsis ([optional] arguments)"),
     ),
+    (
+        "docs/time-travel.md",
+        "delta fork --run-id ID [-w WORKSPACE] [--at SEQ] [--new-run-id NEW] [-m TEXT] \\",
+        Skip("a synopsis ([optional] arguments)"),
+    ),
+    (
+        "docs/time-travel.md",
+        "$ delta run --agent ./agent -w ws -m \"note four times\" --run-id parent",
+        Skip("a transcript with its output; tests/it/e2e/fork.rs runs this sequence"),
+    ),
+    (
+        "docs/time-travel.md",
+        "delta replay --run-id ID [-w WORKSPACE] [--new-run-id NEW] [--workspace-from DIR] \\",
+        Skip("a synopsis ([optional] arguments)"),
+    ),
+    (
+        "docs/time-travel.md",
+        "$ delta run --agent ./agent -w ws -m \"Greet Ada\" --run-id recorded",
+        Skip("a transcript with its output; tests/it/e2e/replay.rs runs this sequence"),
+    ),
+    (
+        "docs/time-travel.md",
+        "$ delta replay --run-id recorded -w ws --new-run-id check-2",
+        Skip("a transcript with its output; tests/it/e2e/replay.rs runs this sequence"),
+    ),
+    (
+        "docs/time-travel.md",
+        "$ delta replay --run-id recorded -w ws --new-run-id check-3 --format json",
+        Skip("a transcript with its output; tests/it/e2e/replay.rs runs this sequence"),
+    ),
 ];
 
 /// The pages whose commands are run.

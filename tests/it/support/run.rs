@@ -108,6 +108,13 @@ impl RunFiles {
     }
 }
 
+/// The files of run `id` in `workspace`.
+pub fn run_files(workspace: &Path, id: &str) -> RunFiles {
+    RunFiles {
+        dir: workspace.join(".delta").join(id),
+    }
+}
+
 /// The single run in `workspace`.
 #[track_caller]
 pub fn only_run(workspace: &Path) -> RunFiles {
