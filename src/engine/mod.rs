@@ -61,9 +61,10 @@ pub use start::{NewRun, Origin};
 pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
-use crate::hooks::{HookEvent, HookRunner};
+use crate::hooks::{HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
 use crate::journal::{
-    EventPayload, Journal, JournalError, MessageLevel, RunEnd, SystemMessage, ToolCall,
+    ActionRequest, ActionResult, EventPayload, Journal, JournalError, MessageLevel, RunEnd,
+    SystemMessage, ToolCall,
 };
 use crate::llm::ChatModel;
 use crate::process::{OUTPUT_KEEP_BYTES, OutputPolicy};
@@ -133,6 +134,9 @@ pub struct ActiveRun {
     clock: Clock,
     /// Invalid final answers sent back to the model by this process.
     repairs: u32,
+    /// The `ask_human` call answered by `delta continue`, with its journaled result: its
+    /// `post_tool_execution` hook runs first, as it does for an answer given in-process.
+    answered: Option<(ActionRequest, ActionResult)>,
     /// Calls of the model's last turn still to run before it is asked again: those after
     /// an `ask_human` answered by `delta continue`.
     pending_calls: Vec<ToolCall>,
@@ -223,6 +227,22 @@ impl ActiveRun {
         let mut done = 0;
         // Whether the previous answer was a final answer cut by the token limit.
         let mut cut_before = false;
+        if let Some((request, result)) = self.answered.take() {
+            let call = ToolCallInfo {
+                action_id: &request.action_id,
+                tool_call_id: &request.tool_call_id,
+                tool_name: &request.tool_name,
+                tool_args: &request.tool_args,
+                resolved_command: request.resolved_command.as_deref(),
+            };
+            let result = ToolResultInfo {
+                status: result.status,
+                exit_code: result.exit_code,
+                observation: &result.observation_content,
+            };
+            self.post_tool_execution(call, result, false, observer, shutdown)
+                .await?;
+        }
         let pending = std::mem::take(&mut self.pending_calls);
         if let Some(stop) = self
             .run_calls(agent, &pending, false, observer, shutdown)

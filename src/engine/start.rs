@@ -68,6 +68,7 @@ impl ActiveRun {
         output: OutputPolicy,
     ) -> Result<ActiveRun, EngineError> {
         crate::secrets::guard_disk(&output.redactor);
+        let mut answered = None;
         let mut pending_calls = Vec::new();
         let (paths, lock, journal, metadata) = match origin {
             Origin::New(new) => create(&new, agent, &output)?,
@@ -82,6 +83,14 @@ impl ActiveRun {
                     report,
                 } = resumed;
                 log_takeover(log, &report, &metadata);
+                answered = report.repairs.answered.and_then(|request| {
+                    let result = report.repairs.events.iter().find_map(|event| {
+                        event
+                            .as_action_result()
+                            .filter(|result| result.action_id == request.action_id)
+                    })?;
+                    Some((request, result.clone()))
+                });
                 pending_calls = report.repairs.to_run;
                 (paths, lock, journal, metadata)
             }
@@ -98,6 +107,7 @@ impl ActiveRun {
             human: None,
             output,
             mcp: None,
+            answered,
             pending_calls,
             clock: Clock::starting_at(active_before),
             limits: Limits::default(),

@@ -133,8 +133,7 @@ fn an_unchanged_agent_replays_identical_with_hooks_a_failed_tool_and_a_human_ans
     assert_eq!(metadata["replay_of"], json!({"run_id": "parent"}));
     assert_eq!(metadata["result"], "done");
     // The recording's steps in one process: no pause (no RUN_END between the question
-    // and its answer), and the question's post_tool_execution hook runs (`delta continue`
-    // delivering an answer does not run it).
+    // and its answer).
     let mut expected: Vec<&str> = vec!["RUN_START"];
     for _ in 0..2 {
         expected.extend([
@@ -161,9 +160,10 @@ fn an_unchanged_agent_replays_identical_with_hooks_a_failed_tool_and_a_human_ans
         payload_fields(&replayed, "HUMAN_INPUT_RECEIVED", "response"),
         [json!("blue")]
     );
-    // The hooks really ran again: 5 runs recorded, 6 replayed.
+    // The hooks really ran again: 6 runs recorded (the answer's post_tool_execution hook
+    // on `continue`), 6 replayed.
     let hooks = fs::read_to_string(workspace.join("hooks.log")).expect("hooks.log");
-    assert_eq!(hooks.lines().count(), 11, "{hooks}");
+    assert_eq!(hooks.lines().count(), 12, "{hooks}");
     let listed = run
         .then()
         .args(["list-runs", "-w", "ws", "--format", "json"])
