@@ -20,6 +20,7 @@ pub mod janitor;
 pub mod journal;
 pub mod launch;
 pub mod llm;
+pub mod mcp;
 pub mod output;
 pub mod process;
 pub mod quote;

@@ -60,6 +60,9 @@ pub enum CliError {
     /// The working directory (the workspace, `${CWD}`) is gone or unreadable.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(#[source] io::Error),
+    /// The async runtime cannot be set up.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[source] io::Error),
     /// Standard output went away or failed (not a closed pipe, which ends output quietly).
     #[error(transparent)]
     Stdout(#[from] StdoutError),
@@ -113,6 +116,7 @@ impl CliError {
             CliError::View(_)
             | CliError::Output(_)
             | CliError::CurrentDir(_)
+            | CliError::Runtime(_)
             | CliError::Stdout(_) => Exit::Failure,
         }
     }
@@ -137,6 +141,7 @@ impl CliError {
             | CliError::Config(_)
             | CliError::RunIdRequired { .. }
             | CliError::Output(_)
+            | CliError::Runtime(_)
             | CliError::Export(_)
             | CliError::View(_)
             | CliError::Stdout(_) => None,
@@ -170,6 +175,7 @@ pub fn report(error: &CliError) {
         | CliError::Export(_)
         | CliError::View(_)
         | CliError::CurrentDir(_)
+        | CliError::Runtime(_)
         | CliError::Stdout(_)
         | CliError::Message { .. } => match error.help() {
             Some(help) => format!("error: {error}\n  = help: {help}"),

@@ -37,6 +37,7 @@ mod event;
 mod hooks;
 mod limits;
 mod log;
+mod mcp;
 mod observation;
 mod run_files;
 mod shutdown;
@@ -126,6 +127,8 @@ pub struct ActiveRun {
     human: Option<Arc<dyn HumanInput>>,
     hooks: HookRunner,
     output: OutputPolicy,
+    /// The run's MCP servers while the loop runs (started by `drive`).
+    mcp: Option<crate::mcp::McpServers>,
     limits: Limits,
     /// The run's active time, for the duration budget.
     clock: Clock,
@@ -188,7 +191,12 @@ impl ActiveRun {
             model: agent.llm.model.clone(),
             max_iterations: self.metadata.max_iterations,
         });
-        let stop = match self.run_loop(agent, llm, observer, &mut shutdown).await {
+        let looped = match self.start_mcp(agent, observer, &mut shutdown).await {
+            Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,
+            Err(stop) => Ok(stop),
+        };
+        self.stop_mcp(observer).await;
+        let stop = match looped {
             Ok(stop) => stop,
             Err(error) => Stop::Failed(ErrorInfo::new(ErrorType::EngineError, error.to_string())),
         };
@@ -209,6 +217,7 @@ impl ActiveRun {
             .tools
             .iter()
             .map(ToolSpec::function_schema)
+            .chain(self.mcp_schemas())
             .chain(ask_human.then(ask_human_schema))
             .collect();
         let params = request_params(&agent.llm);

@@ -106,6 +106,7 @@ impl ActiveRun {
             metadata,
             human: None,
             output,
+            mcp: None,
             answered,
             pending_calls,
             clock: Clock::starting_at(active_before),

@@ -250,6 +250,7 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "llm-401-fails-the-run",
             "llm-malformed-body-fails",
             "max-iterations-budget",
+            "mcp-server-missing-fails-at-start",
             "run-id-client-supplied",
             "replay-identical-offline",
             "replay-reports-the-first-divergence",

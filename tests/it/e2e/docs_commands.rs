@@ -322,6 +322,13 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         Run(""),
     ),
     (
+        "docs/mcp.md",
+        "mkdir -p mcp-demo && cd mcp-demo",
+        Skip(
+            "installs server-everything from the npm registry and leaves mock-llm running; tests/it/e2e/mcp.rs runs the same agent and calls against the copy .ci/run installs (a_run_calls_text_structured_and_image_tools_and_records_them)",
+        ),
+    ),
+    (
         "docs/sessions.md",
         "$ delta-sessions start",
         Skip(

@@ -12,6 +12,7 @@ mod fork;
 mod formats;
 mod hello_world;
 mod live_stream;
+mod mcp;
 mod real_llm;
 mod replay;
 mod run_files;
