@@ -123,6 +123,7 @@ fn loop_overhead() {
                 task: "benchmark",
                 max_iterations: ITERATIONS,
                 fsync: FsyncPolicy::OnSync,
+                replay_of: None,
             };
             let active =
                 ActiveRun::begin(Origin::New(new), &agent, OutputPolicy::default()).unwrap();

@@ -6,7 +6,8 @@
 //! are hard links to the parent's (write-once files, so referenced, not duplicated); its
 //! `metadata.json` is INTERRUPTED with `parent: {run_id, seq}`, so that the continue path
 //! takes it over as it takes over any interrupted run. Workspace files are not versioned:
-//! the fork sees the workspace as it is now.
+//! the fork sees the workspace as it is now, or a fresh workspace seeded from a directory
+//! (`--work-dir-from`).
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -17,6 +18,7 @@ use crate::run::{
     ParentRef, ProcessIdentity, RunId, RunPaths, RunStateError, RunStatus, Timestamp, Usage,
     create_run, open_run, read_metadata, write_metadata,
 };
+use crate::workspace::{WorkspaceError, seed_workspace};
 
 /// How many valid boundaries an [`ForkError::InvalidSeq`] names on each side of the seq.
 const NEAREST: usize = 3;
@@ -48,6 +50,9 @@ pub enum ForkError {
         /// The parent run.
         run_id: RunId,
     },
+    /// The fresh workspace of `--work-dir-from` could not be made.
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
     /// A file of the fork could not be written.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
@@ -74,6 +79,7 @@ impl ForkError {
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
+            ForkError::Workspace(error) => error.help(),
             ForkError::Run(_)
             | ForkError::Journal(_)
             | ForkError::NoBoundary { .. }
@@ -93,6 +99,9 @@ pub struct ForkSpec {
     pub at: Option<u64>,
     /// The fork's id [default: a generated one].
     pub new_run_id: Option<RunId>,
+    /// Create the fork in a fresh numbered workspace of the parent's agent holding a copy
+    /// of this directory's files, instead of in the parent's workspace.
+    pub work_dir_from: Option<PathBuf>,
 }
 
 /// A fork as created, INTERRUPTED and ready to be continued.
@@ -155,7 +164,14 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
         .new_run_id
         .clone()
         .unwrap_or_else(|| RunId::generate(chrono::Utc::now()));
-    let paths = create_run(&spec.workspace, &new_id)?;
+    let (workspace, workspace_id) = match &spec.work_dir_from {
+        Some(dir) => {
+            let seeded = seed_workspace(&parent_meta.agent_home, dir)?;
+            (seeded.path, Some(seeded.id))
+        }
+        None => (spec.workspace.clone(), parent_meta.workspace_id.clone()),
+    };
+    let paths = create_run(&workspace, &new_id)?;
     write_journal(&paths.journal(), kept, &new_id)?;
     for event in kept {
         link_records(&parent_paths, &paths, event)?;
@@ -167,7 +183,11 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
     let parent = ParentRef {
         run_id: spec.parent.clone(),
         seq,
+        work_dir: spec.work_dir_from.as_ref().map(|_| spec.workspace.clone()),
     };
+    meta.work_dir = workspace;
+    meta.workspace_id = workspace_id;
+    meta.replay_of = None;
     meta.run_id = new_id;
     meta.status = RunStatus::Interrupted;
     meta.created_at = now;
@@ -297,7 +317,10 @@ fn link_tree(from: &Path, to: &Path) -> Result<(), ForkError> {
         if let Some(dir) = to.parent() {
             std::fs::create_dir_all(dir).map_err(|e| io(dir, "create directory", e))?;
         }
-        std::fs::hard_link(from, to).map_err(|e| io(to, "link", e))
+        // A fresh workspace may sit on another file system, where no link can be made.
+        std::fs::hard_link(from, to)
+            .or_else(|_| std::fs::copy(from, to).map(|_| ()))
+            .map_err(|e| io(to, "link", e))
     } else {
         Ok(())
     }

@@ -30,11 +30,11 @@ use crate::engine::{
     self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, Limits, NewRun, Observer, Origin, Shutdown,
 };
 use crate::journal::FsyncPolicy;
-use crate::llm::{LlmClient, resolve_credentials};
+use crate::llm::{ChatModel, LlmClient, resolve_credentials};
 use crate::output::{Exit, OutputError, RunResult};
 use crate::process::OutputPolicy;
 use crate::resume::{self, ContinueOptions, Entry, ResumeError, ResumeReport};
-use crate::run::{RunId, RunPaths, RunStateError};
+use crate::run::{ReplayRef, RunId, RunPaths, RunStateError};
 use crate::secrets::Redactor;
 use crate::workspace::{
     AgentWorkspace, WORKSPACES_DIR, WorkspaceError, check_workspace_path, create_next_workspace,
@@ -89,6 +89,26 @@ pub enum Start {
         /// Take over a RUNNING run recorded on another host.
         force: bool,
     },
+    /// A new run whose LLM answers come from a recording instead of the configured
+    /// endpoint (`delta replay`): no credentials are resolved and nothing is sent anywhere.
+    Replay(Box<ReplayStart>),
+}
+
+/// A new run of [`Start::Replay`].
+#[derive(Debug, Clone)]
+pub struct ReplayStart {
+    /// The agent directory (absolute).
+    pub agent: PathBuf,
+    /// The workspace (absolute; created when missing).
+    pub workspace: PathBuf,
+    /// The run's id.
+    pub run_id: RunId,
+    /// The task: the run's first user message.
+    pub task: String,
+    /// What answers the requests.
+    pub model: Arc<dyn ChatModel>,
+    /// The recorded run played back, for the new run's metadata.
+    pub replay_of: ReplayRef,
 }
 
 /// What a launch needs from the one who started it, since the library neither prints nor
@@ -198,6 +218,7 @@ impl LaunchError {
                 | WorkspaceError::NotADirectory { .. }
                 | WorkspaceError::ParentNotADirectory { .. }
                 | WorkspaceError::DeltaNotADirectory { .. } => Exit::Config,
+                WorkspaceError::SeedNotADirectory { .. } => Exit::Usage,
                 WorkspaceError::Io { .. } | WorkspaceError::Exhausted { .. } => Exit::Failure,
             },
             LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
@@ -285,7 +306,7 @@ fn is_permission(error: &std::io::Error) -> bool {
 pub struct Launch {
     limits: Limits,
     agent: Agent,
-    llm: LlmClient,
+    llm: Arc<dyn ChatModel>,
     output: OutputPolicy,
     fsync: FsyncPolicy,
     max_iterations: u32,
@@ -300,6 +321,7 @@ enum Pending {
         workspace_id: Option<String>,
         run_id: Option<RunId>,
         task: String,
+        replay_of: Option<ReplayRef>,
     },
     Continue {
         workspace: PathBuf,
@@ -371,6 +393,9 @@ impl Launch {
                 (spec.max_iterations, &asked),
                 frontend,
             ),
+            Start::Replay(replay) => {
+                prepare_replay(*replay, (spec.max_iterations, &asked), frontend)
+            }
         }
     }
 
@@ -408,7 +433,7 @@ impl Launch {
                 active = active.with_human(human);
             }
             let paths = active
-                .drive(&self.agent, &self.llm, observer, shutdown)
+                .drive(&self.agent, self.llm.as_ref(), observer, shutdown)
                 .await?;
             Ok::<_, LaunchError>(paths)
         })?;
@@ -425,6 +450,7 @@ impl Launch {
                 workspace_id,
                 run_id,
                 task,
+                replay_of,
             } => {
                 let mut attempts = 0;
                 loop {
@@ -439,6 +465,7 @@ impl Launch {
                         task,
                         max_iterations: self.max_iterations,
                         fsync: self.fsync,
+                        replay_of: replay_of.clone(),
                     };
                     attempts += 1;
                     match ActiveRun::begin(Origin::New(new), &self.agent, self.output.clone()) {
@@ -519,7 +546,7 @@ fn prepare_new(
     let agent = config::load_agent(agent_path, &workspace)?;
     let output = OutputPolicy::new(output_limit, Redactor::for_run(&credentials, env_var));
     crate::secrets::guard_disk(&output.redactor);
-    let llm = LlmClient::new(credentials, settings)?;
+    let llm = Arc::new(LlmClient::new(credentials, settings)?);
     let max_iterations = budget(max_iterations, &agent);
     let limits = asked.decide(&agent, Budget::default())?;
     Ok(Launch {
@@ -534,6 +561,41 @@ fn prepare_new(
             workspace_id,
             run_id,
             task,
+            replay_of: None,
+        },
+    })
+}
+
+/// A new run answered by a recording: the agent as configured now, loaded with `${CWD}` =
+/// the workspace; no credentials (the redactor still knows the keys tools inherit).
+fn prepare_replay(
+    replay: ReplayStart,
+    (max_iterations, asked): (Option<u32>, &AskedLimits),
+    frontend: &mut dyn Frontend,
+) -> Result<Launch, LaunchError> {
+    let workspace = ensure_workspace(&replay.workspace)?.root().to_path_buf();
+    let agent = config::load_agent(&replay.agent, &workspace)?;
+    for warning in &agent.warnings {
+        frontend.warning(warning);
+    }
+    let output = OutputPolicy::new(output_limit(env_var)?, Redactor::inherited(env_var));
+    crate::secrets::guard_disk(&output.redactor);
+    let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
+    let limits = asked.decide(&agent, Budget::default())?;
+    let workspace_id = numbered_id(&agent.home, &workspace);
+    Ok(Launch {
+        limits,
+        max_iterations: budget(max_iterations, &agent),
+        agent,
+        llm: replay.model,
+        output,
+        fsync,
+        pending: Pending::New {
+            workspace,
+            workspace_id,
+            run_id: Some(replay.run_id),
+            task: replay.task,
+            replay_of: Some(replay.replay_of),
         },
     })
 }
@@ -566,9 +628,8 @@ fn prepare_continue(
         output_limit(env_var)?,
         Redactor::for_run(&credentials, env_var),
     );
-    // Before the takeover writes anything (journal repairs, the Janitor's metadata).
     crate::secrets::guard_disk(&output.redactor);
-    let llm = LlmClient::new(credentials, settings)?;
+    let llm = Arc::new(LlmClient::new(credentials, settings)?);
     let max_iterations = budget(max_iterations, &agent);
     let recorded_budget = recorded
         .budget

@@ -99,6 +99,12 @@ impl Redactor {
         }
     }
 
+    /// The redactor of a run that uses no key of its own (`delta replay`): the value of
+    /// every API key variable in `env`, which tools inherit.
+    pub fn inherited(env: impl Fn(&str) -> Option<String>) -> Self {
+        Self::new(API_KEY_VARIABLES.iter().filter_map(|name| env(name)))
+    }
+
     /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
         self.secrets.is_empty()

@@ -74,6 +74,12 @@ pub enum WorkspaceError {
         /// The `.delta` path.
         path: PathBuf,
     },
+    /// The directory a fresh workspace is to be seeded from is missing or no directory.
+    #[error("cannot seed a workspace from {}: it is not a directory", path.display())]
+    SeedNotADirectory {
+        /// The path given.
+        path: PathBuf,
+    },
     /// No free `W…` name was found.
     #[error(
         "cannot allocate a new workspace in {}: {MAX_ALLOCATION_ATTEMPTS} names in a row were \
@@ -130,6 +136,11 @@ impl WorkspaceError {
                  workspace with -w",
                 path.display()
             )),
+            WorkspaceError::SeedNotADirectory { .. } => Some(
+                "pass the directory whose files the new workspace starts with (its .delta/ is \
+                 not copied)"
+                    .to_owned(),
+            ),
             WorkspaceError::Io { .. }
             | WorkspaceError::NotFound { .. }
             | WorkspaceError::Exhausted { .. } => None,
@@ -389,6 +400,65 @@ pub fn create_next_workspace(agent_home: &Path) -> Result<AgentWorkspace, Worksp
     Err(WorkspaceError::Exhausted { dir })
 }
 
+/// A new numbered workspace of the agent holding a copy of `from`'s files (`.delta/`
+/// left out): the fresh workspace of `delta fork --work-dir-from` and `delta replay
+/// --workspace-from`. `LAST_USED` is left alone: the workspace was not chosen for new runs.
+///
+/// # Errors
+/// [`WorkspaceError::SeedNotADirectory`] before anything is created; I/O errors naming
+/// the file.
+pub fn seed_workspace(agent_home: &Path, from: &Path) -> Result<AgentWorkspace, WorkspaceError> {
+    let from = match from.canonicalize() {
+        Ok(dir) if dir.is_dir() => dir,
+        Ok(_) | Err(_) => {
+            return Err(WorkspaceError::SeedNotADirectory {
+                path: from.to_path_buf(),
+            });
+        }
+    };
+    let workspace = create_next_workspace(agent_home)?;
+    // DIR may hold the new workspace (the agent directory itself, say): never copy it
+    // into itself.
+    let target = workspace
+        .path
+        .canonicalize()
+        .map_err(|e| WorkspaceError::io(&workspace.path, "read", e))?;
+    copy_tree(&from, &target, &target)?;
+    Ok(workspace)
+}
+
+/// Copies the files, directories and symbolic links (as links) of `from` into `to`,
+/// leaving out `.delta` at the top (the engine's own records are not files of the
+/// workspace) and `skip`.
+fn copy_tree(from: &Path, to: &Path, skip: &Path) -> Result<(), WorkspaceError> {
+    let top = to == skip;
+    let entries = std::fs::read_dir(from).map_err(|e| WorkspaceError::io(from, "list", e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| WorkspaceError::io(from, "list", e))?;
+        let name = entry.file_name();
+        let (source, target) = (entry.path(), to.join(&name));
+        if (top && name == DELTA_DIR) || source == skip {
+            continue;
+        }
+        let kind = entry
+            .file_type()
+            .map_err(|e| WorkspaceError::io(&source, "read", e))?;
+        if kind.is_dir() {
+            std::fs::create_dir(&target)
+                .map_err(|e| WorkspaceError::io(&target, "create directory", e))?;
+            copy_tree(&source, &target, skip)?;
+        } else if kind.is_symlink() {
+            let link = std::fs::read_link(&source)
+                .map_err(|e| WorkspaceError::io(&source, "read link", e))?;
+            std::os::unix::fs::symlink(&link, &target)
+                .map_err(|e| WorkspaceError::io(&target, "create link", e))?;
+        } else if kind.is_file() {
+            std::fs::copy(&source, &target).map_err(|e| WorkspaceError::io(&target, "copy", e))?;
+        }
+    }
+    Ok(())
+}
+
 /// The highest `W…` number among the entries (files too: their names are taken).
 fn highest_number(dir: &Path) -> Result<u32, WorkspaceError> {
     let io_err = |source| WorkspaceError::io(dir, "list", source);
@@ -436,4 +506,48 @@ fn workspaces_dir(agent_home: &Path) -> Result<PathBuf, WorkspaceError> {
     let home = std::path::absolute(agent_home)
         .map_err(|source| WorkspaceError::io(agent_home, "resolve", source))?;
     Ok(home.join(WORKSPACES_DIR))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeding_from_the_agent_directory_copies_it_once_without_its_runs() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join("agent.yaml"), "name: a\n").unwrap();
+        std::fs::create_dir_all(home.path().join(".delta/r1")).unwrap();
+        std::fs::create_dir_all(home.path().join("data/deep")).unwrap();
+        std::fs::write(home.path().join("data/deep/x.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("data/deep/x.txt", home.path().join("link")).unwrap();
+
+        let seeded = seed_workspace(home.path(), home.path()).unwrap();
+        assert_eq!(seeded.id, "W001");
+        let copy = |name: &str| seeded.path.join(name);
+        assert_eq!(
+            std::fs::read_to_string(copy("data/deep/x.txt")).unwrap(),
+            "x"
+        );
+        assert_eq!(
+            std::fs::read_link(copy("link")).unwrap(),
+            Path::new("data/deep/x.txt")
+        );
+        // Its own .delta/ (with VERSION) is the new workspace's, not a copy of the source's.
+        assert!(!copy(".delta/r1").exists());
+        assert!(copy(".delta/VERSION").is_file());
+        // The new workspace was not copied into itself.
+        assert!(!copy("workspaces/W001").exists());
+        assert_eq!(last_used(home.path()), None);
+    }
+
+    #[test]
+    fn seeding_from_a_missing_directory_creates_nothing() {
+        let home = tempfile::tempdir().unwrap();
+        let error = seed_workspace(home.path(), &home.path().join("missing")).unwrap_err();
+        assert!(
+            matches!(error, WorkspaceError::SeedNotADirectory { .. }),
+            "{error:?}"
+        );
+        assert!(!home.path().join(WORKSPACES_DIR).exists());
+    }
 }

@@ -15,8 +15,7 @@ use clap::{Args, ValueHint};
 use super::drive::{self, Format, LimitArgs, Terminal, parse_run_id, read_message};
 use super::error::CliError;
 use super::render;
-use crate::budget::Budget;
-use crate::launch::{LaunchSpec, Start};
+use crate::launch::Start;
 use crate::output::Exit;
 use crate::quote::quote_path;
 use crate::run::RunId;
@@ -113,19 +112,15 @@ impl ContinueArgs {
         };
         let workspace = std::path::absolute(&self.work_dir).map_err(CliError::CurrentDir)?;
         let message = read_message(self.message, self.message_file)?;
-        let mut spec = LaunchSpec {
-            start: Start::Continue {
+        let spec = self.limits.spec(
+            Start::Continue {
                 workspace,
                 run_id,
                 message,
                 force: self.force,
             },
-            max_iterations: self.max_iterations,
-            budget: Budget::default(),
-            output_schema: None,
-            ask_human: None,
-        };
-        self.limits.apply(&mut spec);
+            self.max_iterations,
+        );
         let terminal = Terminal {
             verbose: self.verbose,
             interactive: self.interactive,

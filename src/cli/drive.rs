@@ -63,16 +63,19 @@ pub(super) struct LimitArgs {
 }
 
 impl LimitArgs {
-    /// The spec's fields these flags set.
-    pub(super) fn apply(self, spec: &mut LaunchSpec) {
-        spec.budget = Budget {
-            max_cost_usd: self.max_cost_usd,
-            max_tokens: self.max_tokens,
-            max_duration: self.max_duration,
-        };
-        spec.output_schema = self.output_schema;
-        if self.no_ask_human {
-            spec.ask_human = Some(false);
+    /// The spec of a run that starts as `start` with the iteration budget
+    /// `max_iterations`, limited by these flags.
+    pub(super) fn spec(self, start: Start, max_iterations: Option<u32>) -> LaunchSpec {
+        LaunchSpec {
+            start,
+            max_iterations,
+            budget: Budget {
+                max_cost_usd: self.max_cost_usd,
+                max_tokens: self.max_tokens,
+                max_duration: self.max_duration,
+            },
+            output_schema: self.output_schema,
+            ask_human: self.no_ask_human.then_some(false),
         }
     }
 }
@@ -144,7 +147,7 @@ pub(super) fn launch(spec: LaunchSpec, terminal: Terminal) -> Result<Exit, CliEr
             Start::Continue {
                 workspace, run_id, ..
             } => Some((RunPaths::new(workspace, run_id).journal(), run_id.clone())),
-            Start::New { .. } => None,
+            Start::New { .. } | Start::Replay(_) => None,
         };
         let mut stream = JsonlStream::new(human, continued);
         let outcome = drive(spec, terminal, &mut stream);
@@ -183,8 +186,9 @@ fn drive(
 
 /// The terminal as the launch's [`Frontend`]: warnings and reports on stderr, the workspace
 /// question asked there.
-struct TerminalFrontend {
-    yes: bool,
+pub(super) struct TerminalFrontend {
+    /// `-y`: never ask.
+    pub yes: bool,
 }
 
 impl Frontend for TerminalFrontend {

@@ -9,7 +9,9 @@ use crate::config::ConfigError;
 use crate::fork::ForkError;
 use crate::launch::LaunchError;
 use crate::output::{Exit, OutputError};
+use crate::replay::ReplayError;
 use crate::view::ViewError;
+use crate::workspace::WorkspaceError;
 
 /// A failed command. Rendered once, on stderr, by [`report`].
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +45,9 @@ pub enum CliError {
     /// `delta fork` could not create the fork.
     #[error(transparent)]
     Fork(#[from] ForkError),
+    /// `delta replay` could not read the recording or seed its workspace.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
     /// `delta export` could not read, write or post the run.
     #[error(transparent)]
     Export(#[from] ExportError),
@@ -55,6 +60,9 @@ pub enum CliError {
     /// The working directory (the workspace, `${CWD}`) is gone or unreadable.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(#[source] io::Error),
+    /// The async runtime cannot be set up.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[source] io::Error),
     /// Standard output went away or failed (not a closed pipe, which ends output quietly).
     #[error(transparent)]
     Stdout(#[from] StdoutError),
@@ -93,14 +101,22 @@ impl CliError {
             }
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
-            CliError::Fork(ForkError::InvalidSeq { .. }) => Exit::Usage,
+            CliError::Fork(ForkError::InvalidSeq { .. })
+            | CliError::Fork(ForkError::Workspace(WorkspaceError::SeedNotADirectory { .. })) => {
+                Exit::Usage
+            }
             CliError::Fork(_) => Exit::Failure,
+            CliError::Replay(ReplayError::Workspace(WorkspaceError::SeedNotADirectory {
+                ..
+            })) => Exit::Usage,
+            CliError::Replay(_) => Exit::Failure,
             CliError::Launch(error) => error.exit(),
             CliError::Export(error) => error.exit(),
             CliError::Batch(error) => error.exit(),
             CliError::View(_)
             | CliError::Output(_)
             | CliError::CurrentDir(_)
+            | CliError::Runtime(_)
             | CliError::Stdout(_) => Exit::Failure,
         }
     }
@@ -111,6 +127,7 @@ impl CliError {
             CliError::Init(error) => error.help(),
             CliError::Launch(error) => error.help(),
             CliError::Fork(error) => error.help(),
+            CliError::Replay(error) => error.help(),
             CliError::Batch(error) => error.help(),
             CliError::Export(error) => error.help(),
             CliError::CurrentDir(_) => {
@@ -125,6 +142,7 @@ impl CliError {
             | CliError::Config(_)
             | CliError::RunIdRequired { .. }
             | CliError::Output(_)
+            | CliError::Runtime(_)
             | CliError::View(_)
             | CliError::Stdout(_) => None,
         }
@@ -149,6 +167,7 @@ pub fn report(error: &CliError) {
         CliError::Config(error) => error.to_string(),
         CliError::Init(_)
         | CliError::Fork(_)
+        | CliError::Replay(_)
         | CliError::RunIdRequired { .. }
         | CliError::Launch(_)
         | CliError::Batch(_)
@@ -156,6 +175,7 @@ pub fn report(error: &CliError) {
         | CliError::Export(_)
         | CliError::View(_)
         | CliError::CurrentDir(_)
+        | CliError::Runtime(_)
         | CliError::Stdout(_)
         | CliError::Message { .. } => match error.help() {
             Some(help) => format!("error: {error}\n  = help: {help}"),

@@ -8,9 +8,8 @@ use clap::{Args, ValueHint};
 use super::drive::{self, Format, LimitArgs, Terminal, parse_run_id, read_message};
 use super::error::CliError;
 use super::render;
-use crate::budget::Budget;
 use crate::fork::{ForkSpec, fork};
-use crate::launch::{LaunchSpec, Start};
+use crate::launch::Start;
 use crate::output::Exit;
 use crate::quote::quote_path;
 use crate::run::RunId;
@@ -25,7 +24,9 @@ pub(super) const LONG_ABOUT: &str = concat!(
     "SEQ must be an event boundary where the conversation is consistent: after RUN_START ",
     "(the task), an ACTION_RESULT batch or a USER_MESSAGE. Without --at: the last such boundary.\n",
     "\n",
-    "Workspace files are not versioned: the fork sees the workspace as it is now.\n",
+    "Workspace files are not versioned: the fork sees the workspace as it is now. With ",
+    "--work-dir-from DIR the fork is created in a fresh numbered workspace of the agent ",
+    "(workspaces/W00N) that starts with a copy of DIR's files instead.\n",
     "\n",
     "Exit codes as for `delta continue`; 2 when --at is not a valid boundary (the nearest ",
     "valid ones are named).",
@@ -38,6 +39,7 @@ pub(super) const LONG_ABOUT: &str = concat!(
         ("Fork at the last complete step and try another instruction", "delta fork --run-id ID -w ./work -m \"Use the CSV instead\""),
         ("Fork right after event 7", "delta fork --run-id ID -w ./work --at 7 --new-run-id retry-7"),
         ("Start over from the task with another instruction", "delta fork --run-id ID -w ./work --at 1 -m \"Be brief\""),
+        ("Fork into a fresh workspace seeded from a clean checkout", "delta fork --run-id ID -w ./work --at 4 --work-dir-from ./clean"),
     ])
 )]
 pub struct ForkArgs {
@@ -56,6 +58,11 @@ pub struct ForkArgs {
     /// The fork's run id [default: a generated one].
     #[arg(long, value_name = "ID", value_parser = parse_run_id)]
     new_run_id: Option<RunId>,
+
+    /// Create the fork in a fresh workspace of the agent seeded with a copy of DIR's files
+    /// (its .delta/ left out) instead of in the parent's workspace.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    work_dir_from: Option<PathBuf>,
 
     /// An instruction added to the fork before it continues.
     #[arg(short, long, value_name = "TEXT")]
@@ -99,30 +106,31 @@ impl ForkArgs {
         let workspace = std::path::absolute(&self.work_dir).map_err(CliError::CurrentDir)?;
         let message = read_message(self.message, self.message_file)?;
         let forked = fork(&ForkSpec {
-            workspace: workspace.clone(),
+            workspace,
             parent,
             at: self.at,
             new_run_id: self.new_run_id,
+            work_dir_from: self.work_dir_from,
         })?;
+        let seeded = match forked.parent.work_dir {
+            Some(_) => format!(" in workspace {}", forked.paths.workspace().display()),
+            None => String::new(),
+        };
         render::stderr(&format!(
-            "Forked run {} from {} at seq {}\n",
+            "Forked run {} from {} at seq {}{seeded}\n",
             forked.paths.run_id(),
             forked.parent.run_id,
             forked.parent.seq
         ));
-        let mut spec = LaunchSpec {
-            start: Start::Continue {
-                workspace,
+        let spec = self.limits.spec(
+            Start::Continue {
+                workspace: forked.paths.workspace().to_path_buf(),
                 run_id: forked.paths.run_id().clone(),
                 message,
                 force: false,
             },
-            max_iterations: self.max_iterations,
-            budget: Budget::default(),
-            output_schema: None,
-            ask_human: None,
-        };
-        self.limits.apply(&mut spec);
+            self.max_iterations,
+        );
         let terminal = Terminal {
             verbose: self.verbose,
             interactive: self.interactive,

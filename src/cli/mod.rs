@@ -22,6 +22,7 @@ pub mod init;
 mod jsonl;
 mod list_runs;
 mod render;
+mod replay;
 mod run;
 mod stream;
 mod tool;
@@ -67,6 +68,9 @@ enum Command {
     /// Fork a run at a step into a new run and continue it.
     #[command(long_about = fork::LONG_ABOUT)]
     Fork(fork::ForkArgs),
+    /// Replay a recorded run with its LLM answers and report the first divergence.
+    #[command(long_about = replay::LONG_ABOUT)]
+    Replay(replay::ReplayArgs),
     /// List the runs of a workspace, most recently updated first.
     #[command(long_about = list_runs::LONG_ABOUT)]
     ListRuns(list_runs::ListRunsArgs),
@@ -104,6 +108,7 @@ pub fn run() -> Result<Exit, CliError> {
         Command::Init(args) => Ok(args.run()?),
         Command::Continue(args) => args.run(),
         Command::Fork(args) => args.run(),
+        Command::Replay(args) => args.run(),
         Command::ListRuns(args) => args.run(),
         Command::Run(args) => args.run(),
         Command::Export(args) => args.run(),

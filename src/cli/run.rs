@@ -16,8 +16,7 @@ use clap::{Args, ValueHint};
 use super::drive::{self, Format, LimitArgs, Terminal, parse_run_id, read_message};
 use super::error::CliError;
 use super::render;
-use crate::budget::Budget;
-use crate::launch::{LaunchSpec, Start};
+use crate::launch::Start;
 use crate::output::Exit;
 use crate::run::RunId;
 
@@ -111,20 +110,16 @@ impl RunArgs {
     pub(super) fn run(self) -> Result<Exit, CliError> {
         let cwd = std::env::current_dir().map_err(CliError::CurrentDir)?;
         let task = read_message(self.message, self.message_file)?.unwrap_or_default();
-        let mut spec = LaunchSpec {
-            start: Start::New {
+        let spec = self.limits.spec(
+            Start::New {
                 agent: self.agent,
                 cwd,
                 task,
                 workspace: self.work_dir,
                 run_id: self.run_id,
             },
-            max_iterations: self.max_iterations,
-            budget: Budget::default(),
-            output_schema: None,
-            ask_human: None,
-        };
-        self.limits.apply(&mut spec);
+            self.max_iterations,
+        );
         let terminal = Terminal {
             verbose: self.verbose,
             interactive: self.interactive,

@@ -7,7 +7,9 @@ use clap::{Args, Subcommand, ValueHint};
 
 use super::error::CliError;
 use super::render;
+use crate::mcp::{McpEnv, McpServers, render_servers};
 use crate::output::Exit;
+use crate::secrets::Redactor;
 use crate::{config, tool};
 
 /// Arguments of `delta tool`.
@@ -65,7 +67,37 @@ impl ExpandArgs {
         for missing in tool::missing_programs(&agent.tools, path.as_deref()) {
             render::warning(&missing.to_string());
         }
-        render::stdout(&tool::render_expanded(&agent.tools))?;
+        let mut text = tool::render_expanded(&agent.tools);
+        if !agent.mcp_servers.is_empty() {
+            text.push_str(&list_mcp_tools(&agent, &cwd)?);
+        }
+        render::stdout(&text)?;
         Ok(Exit::Success)
     }
+}
+
+/// Starts the agent's MCP servers (each within its `startup_timeout_ms`, stderr
+/// discarded), lists their tools as YAML, and stops them.
+fn list_mcp_tools(agent: &config::Agent, cwd: &std::path::Path) -> Result<String, CliError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    runtime.block_on(async {
+        let env = McpEnv {
+            workspace: cwd.to_path_buf(),
+            io_dir: None,
+            env: Vec::new(),
+            redactor: Redactor::default(),
+        };
+        let mut servers = McpServers::start(&agent.mcp_servers, env)
+            .await
+            .map_err(|error| CliError::Config(error.to_config_error()))?;
+        for warning in &servers.warnings {
+            render::warning(warning);
+        }
+        let text = render_servers(&servers);
+        servers.stop().await;
+        Ok(text)
+    })
 }

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
 use super::error::{ConfigError, sanitize};
+use super::imports::McpServersYaml;
 use super::raw::{AGENT_KEYS, AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYaml};
 use super::suggest;
 use super::yaml::{self, TopLevelKeys};
@@ -62,6 +63,8 @@ pub struct AgentFile {
     pub tools: Vec<Spanned<ToolDef>>,
     /// `max_iterations:`, positive.
     pub max_iterations: Option<u32>,
+    /// `mcp_servers:` as written, checked by the importer.
+    pub(crate) mcp_servers: McpServersYaml,
     /// `budget:`, checked.
     pub budget: Budget,
     /// `output_schema:` as written (resolved by the loader).
@@ -130,6 +133,7 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
         import_roots: raw.import_roots.unwrap_or_default(),
         tools: raw.tools.unwrap_or_default(),
         max_iterations,
+        mcp_servers: raw.mcp_servers,
         budget: match raw.budget {
             Some(budget) => budget_config(budget.value, file)?,
             None => Budget::default(),

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use serde_saphyr::{Location, Spanned};
 
 use super::error::{ConfigError, sanitize};
-use super::raw::ImportedToolsYaml;
+use super::mcp::{McpServer, validate as validate_mcp};
+use super::raw::{ImportedToolsYaml, McpServerYaml};
 use super::vars::resolve_path;
-use super::yaml;
+use super::yaml::{self, KeyedMap};
 use crate::tool::EngineVars;
 use crate::tool::ToolDef;
 
@@ -43,12 +44,17 @@ pub(crate) struct Importer<'a> {
     stack: Vec<(PathBuf, String)>,
     tools: Vec<ToolSource>,
     index: HashMap<String, usize>,
+    mcp_servers: Vec<McpServer>,
     warnings: Vec<String>,
 }
 
-/// The merged tool list and the warnings collected on the way.
+/// The `mcp_servers:` of one file, as written.
+pub(crate) type McpServersYaml = Option<KeyedMap<Spanned<McpServerYaml>>>;
+
+/// The merged tool list and MCP servers, and the warnings collected on the way.
 pub(crate) struct Imported {
     pub(crate) tools: Vec<ToolSource>,
+    pub(crate) mcp_servers: Vec<McpServer>,
     pub(crate) warnings: Vec<String>,
 }
 
@@ -86,6 +92,7 @@ impl<'a> Importer<'a> {
             stack: Vec::new(),
             tools: Vec::new(),
             index: HashMap::new(),
+            mcp_servers: Vec::new(),
             warnings: Vec::new(),
         })
     }
@@ -96,10 +103,12 @@ impl<'a> Importer<'a> {
         config_file: &Path,
         imports: &[Spanned<String>],
         tools: Vec<Spanned<ToolDef>>,
+        mcp_servers: McpServersYaml,
     ) -> Result<Imported, ConfigError> {
-        self.visit(config_file, imports, tools)?;
+        self.visit(config_file, imports, tools, mcp_servers)?;
         Ok(Imported {
             tools: self.tools,
+            mcp_servers: self.mcp_servers,
             warnings: self.warnings,
         })
     }
@@ -110,6 +119,7 @@ impl<'a> Importer<'a> {
         file: &Path,
         imports: &[Spanned<String>],
         tools: Vec<Spanned<ToolDef>>,
+        mcp_servers: McpServersYaml,
     ) -> Result<(), ConfigError> {
         // Cycles are detected on canonical paths, so a symlink cannot hide one.
         let canonical = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
@@ -133,10 +143,23 @@ impl<'a> Importer<'a> {
             let text = yaml::read(&target)?;
             let imported = parse_imported_yaml(&text, &target)?;
             let nested = imported.imports.unwrap_or_default();
-            self.visit(&target, &nested, imported.tools)?;
+            self.visit(&target, &nested, imported.tools, imported.mcp_servers)?;
         }
         self.stack.pop();
         self.merge(file, tools);
+        self.merge_mcp(file, mcp_servers)
+    }
+
+    /// Add one file's MCP servers, each checked where it is written; a later definition
+    /// replaces an earlier one in place, as tools do.
+    fn merge_mcp(&mut self, file: &Path, servers: McpServersYaml) -> Result<(), ConfigError> {
+        for (name, server) in servers.map(|map| map.0).unwrap_or_default() {
+            let server = validate_mcp(&name, &server, file, self.home, self.vars)?;
+            match self.mcp_servers.iter_mut().find(|s| s.name == server.name) {
+                Some(slot) => *slot = server,
+                None => self.mcp_servers.push(server),
+            }
+        }
         Ok(())
     }
 

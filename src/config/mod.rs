@@ -10,6 +10,7 @@ mod context;
 mod error;
 mod hooks;
 mod imports;
+mod mcp;
 pub mod raw;
 mod suggest;
 mod vars;
@@ -24,6 +25,9 @@ pub use context::{
 pub use error::ConfigError;
 pub use hooks::{DEFAULT_TIMEOUT_MS, HookName, HookSpec, Hooks, parse_hooks_yaml};
 pub use imports::parse_imported_yaml;
+pub use mcp::{
+    DEFAULT_MCP_STARTUP_TIMEOUT, DEFAULT_MCP_TIMEOUT, MCP_TOOL_SEPARATOR, McpServer, McpTransport,
+};
 
 use crate::answer::OutputSchema;
 use crate::budget::Budget;
@@ -51,6 +55,8 @@ pub struct Agent {
     pub tools: Vec<ToolSpec>,
     /// `max_iterations:` of agent.yaml.
     pub max_iterations: Option<u32>,
+    /// MCP servers after imports and overrides, in first-definition order.
+    pub mcp_servers: Vec<McpServer>,
     /// `budget:` of agent.yaml (the command line's flags win).
     pub budget: Budget,
     /// `output_schema:` of agent.yaml, loaded and compiled.
@@ -82,7 +88,7 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
     warnings.extend(file.warnings);
 
     let importer = Importer::new(&home, &config_file, &file.import_roots, &vars)?;
-    let imported = importer.run(&config_file, &file.imports, file.tools)?;
+    let imported = importer.run(&config_file, &file.imports, file.tools, file.mcp_servers)?;
     warnings.extend(imported.warnings);
     let tools = imported
         .tools
@@ -142,6 +148,7 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
         system_prompt,
         tools,
         max_iterations: file.max_iterations,
+        mcp_servers: imported.mcp_servers,
         budget: file.budget,
         output_schema,
         ask_human: file.ask_human,

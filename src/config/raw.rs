@@ -16,6 +16,7 @@ use serde_saphyr::Spanned;
 
 use super::context::OnMissing;
 use super::hooks::HookName;
+use super::yaml::KeyedMap;
 use crate::tool::ToolDef;
 
 /// An agent definition: `agent.yaml` in the agent directory (`config.yaml` is the
@@ -53,6 +54,10 @@ pub struct AgentYaml {
     /// Default iteration budget of a run (the command line may override it).
     #[schemars(with = "Option<u32>", range(min = 1))]
     pub max_iterations: Option<Spanned<u32>>,
+    /// Model Context Protocol servers whose tools are offered as `<server>__<tool>`, by
+    /// server name. Servers defined here override imported ones with the same name.
+    #[schemars(with = "Option<std::collections::BTreeMap<String, McpServerYaml>>")]
+    pub mcp_servers: Option<KeyedMap<Spanned<McpServerYaml>>>,
     /// Hard limits on what a run may spend (the command-line flags win over each).
     #[schemars(with = "Option<BudgetYaml>")]
     pub budget: Option<Spanned<BudgetYaml>>,
@@ -82,6 +87,7 @@ pub(crate) const AGENT_KEYS: &[&str] = &[
     "import_roots",
     "tools",
     "max_iterations",
+    "mcp_servers",
     "budget",
     "output_schema",
     "ask_human",
@@ -197,11 +203,55 @@ pub struct ImportedToolsYaml {
     pub imports: Option<Vec<Spanned<String>>>,
     /// The tools this file defines.
     #[schemars(with = "Vec<ToolDef>")]
+    #[serde(default)]
     pub tools: Vec<Spanned<ToolDef>>,
+    /// MCP servers this file defines (see agent.yaml's `mcp_servers`).
+    #[schemars(with = "Option<std::collections::BTreeMap<String, McpServerYaml>>")]
+    pub mcp_servers: Option<KeyedMap<Spanned<McpServerYaml>>>,
     /// Accepted only to reject it with a clear message: only agent.yaml may widen where
     /// imports are read from.
     #[schemars(skip)]
     pub import_roots: Option<Spanned<IgnoredAny>>,
+}
+
+/// One Model Context Protocol server: a program spoken to over stdio (`command`) or a
+/// streamable-HTTP endpoint (`url`). Exactly one of the two.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{"required": ["command"]}, {"required": ["url"]}]))]
+pub struct McpServerYaml {
+    /// stdio: program and arguments (argv, no shell), started at run start in its own
+    /// process group. `${AGENT_HOME}` and `${CWD}` are expanded.
+    #[schemars(with = "Option<Vec<String>>", length(min = 1))]
+    pub command: Option<Spanned<Vec<String>>>,
+    /// stdio: variables added to the engine's environment for the server.
+    #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
+    pub env: Option<KeyedMap<String>>,
+    /// stdio: working directory. Default: the workspace. A relative path is relative to
+    /// the agent directory; `${AGENT_HOME}` and `${CWD}` are expanded.
+    #[schemars(with = "Option<String>")]
+    pub cwd: Option<Spanned<String>>,
+    /// Streamable HTTP: the endpoint, `http://` or `https://`.
+    #[schemars(with = "Option<String>")]
+    pub url: Option<Spanned<String>>,
+    /// Streamable HTTP: extra request headers, by header name; each value is the NAME of
+    /// the environment variable holding the header's value (secrets never sit in files).
+    #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
+    pub headers: Option<KeyedMap<Spanned<String>>>,
+    /// Streamable HTTP: the environment variable holding a bearer token, sent as
+    /// `Authorization: Bearer <token>`.
+    #[schemars(with = "Option<String>")]
+    pub bearer_token_env: Option<Spanned<String>>,
+    /// Only these tools of the server are offered (names as the server gives them).
+    /// Default: all.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub tools: Option<Vec<Spanned<String>>>,
+    /// A tool call that takes longer ends with an ERROR observation. Default: 120000.
+    #[schemars(with = "Option<u64>", range(min = 1))]
+    pub timeout_ms: Option<Spanned<u64>>,
+    /// Starting the server and listing its tools must take less. Default: 30000.
+    #[schemars(with = "Option<u64>", range(min = 1))]
+    pub startup_timeout_ms: Option<Spanned<u64>>,
 }
 
 /// `hooks.yaml`: lifecycle hooks by name, optionally wrapped in `lifecycle_hooks:`.

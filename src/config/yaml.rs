@@ -109,7 +109,7 @@ pub(crate) fn exists(path: &Path) -> bool {
 /// serde's own maps drop key locations, which "unknown hook `x`" errors and "unknown
 /// top-level key" warnings need.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct KeyedMap<V>(pub(crate) Vec<(Spanned<String>, V)>);
+pub struct KeyedMap<V>(pub Vec<(Spanned<String>, V)>);
 
 impl<'de, V: Deserialize<'de>> Deserialize<'de> for KeyedMap<V> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

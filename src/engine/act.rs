@@ -35,6 +35,13 @@ pub enum Resolved<'a> {
         /// Its argv and stdin.
         invocation: Invocation,
     },
+    /// A tool of one of the run's MCP servers.
+    Mcp {
+        /// The tool.
+        tool: crate::mcp::McpTool,
+        /// The arguments sent.
+        arguments: Map<String, Value>,
+    },
     /// Nothing runs; the call is answered at once with an ERROR observation.
     Refused {
         /// What the model reads.
@@ -74,14 +81,17 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// Finds the tool and builds its invocation; every failure is an observation. (`ask_human`
-/// never gets here: the loop answers it itself, see `ask_human`.)
+/// never gets here: the loop answers it itself, see `ask_human`.) `mcp_tools` are the
+/// names of the MCP tools offered, for the list an unknown name gets.
 pub fn resolve<'a>(
     tools: &'a [ToolSpec],
+    mcp_tools: &[String],
     name: &str,
     args: Result<&Map<String, Value>, &str>,
 ) -> Resolved<'a> {
     let Some(spec) = tools.iter().find(|tool| tool.name == name) else {
         let mut available: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        available.extend(mcp_tools.iter().map(String::as_str));
         available.push(ASK_HUMAN_TOOL);
         return Resolved::Refused {
             observation: format!(
@@ -294,13 +304,25 @@ impl ActiveRun {
             }
         });
         let tool_args = parsed.clone().unwrap_or_default();
-        let resolved = resolve(
-            &agent.tools,
-            &call.name,
-            parsed.as_ref().map_err(String::as_str),
-        );
+        let is_command = agent.tools.iter().any(|tool| tool.name == call.name);
+        let resolved = match (self.mcp_tool(&call.name), &parsed) {
+            (Some(tool), Ok(arguments)) if !is_command => Resolved::Mcp {
+                tool,
+                arguments: arguments.clone(),
+            },
+            (Some(_), Err(observation)) if !is_command => Resolved::Refused {
+                observation: observation.clone(),
+            },
+            (Some(_) | None, _) => resolve(
+                &agent.tools,
+                &self.mcp_tool_names(),
+                &call.name,
+                parsed.as_ref().map_err(String::as_str),
+            ),
+        };
         let command = match &resolved {
             Resolved::Run { invocation, .. } => Some(invocation.display()),
+            Resolved::Mcp { tool, .. } => Some(tool.resolved_command()),
             Resolved::Refused { .. } => None,
         };
         self.request_action(call, &action_id, &tool_args, command.as_deref(), observer)?;
@@ -325,6 +347,13 @@ impl ActiveRun {
         let (status, exit_code, observation, duration) = match resolved {
             Resolved::Refused { observation } => {
                 (ActionStatus::Error, None, observation, Duration::ZERO)
+            }
+            Resolved::Mcp { tool, arguments } => {
+                let acted = self
+                    .call_mcp(&tool, arguments, &record_dir, &full_output_ref, shutdown)
+                    .await?;
+                stopped_by = acted.stopped_by;
+                (acted.status, None, acted.observation, acted.duration)
             }
             Resolved::Run { spec, invocation } => {
                 let env = tool_env(self.metadata.run_id.as_str(), agent, self.paths.workspace());
@@ -389,25 +418,7 @@ impl ActiveRun {
                     }
                     Err(cut) => {
                         stopped_by = Some(cut);
-                        let (exit, why) = match cut {
-                            Cut::Signal(signal) => (
-                                "interrupted",
-                                format!("the run was interrupted by {signal}"),
-                            ),
-                            Cut::Budget => (
-                                "budget exceeded",
-                                format!(
-                                    "the run's duration budget ({}) ran out",
-                                    crate::budget::BudgetKind::Duration.show(
-                                        self.limits
-                                            .budget
-                                            .max_duration
-                                            .unwrap_or_default()
-                                            .as_secs_f64()
-                                    )
-                                ),
-                            ),
-                        };
+                        let (exit, why) = self.cut_reason(cut);
                         // The logs keep what the command wrote before it was stopped.
                         let record = ExecutionRecord {
                             command,
@@ -460,7 +471,7 @@ impl ActiveRun {
 }
 
 /// Resolves at `deadline`, or never.
-async fn until(deadline: Option<tokio::time::Instant>) {
+pub(super) async fn until(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
@@ -470,7 +481,7 @@ async fn until(deadline: Option<tokio::time::Instant>) {
 /// The variables a tool sees on top of the engine's environment, so a tool can find the
 /// run it serves (e.g. to read its journal). The engine's environment itself is passed on
 /// whole, API key included, on purpose: a sub-agent run as a tool needs it.
-fn tool_env(run_id: &str, agent: &Agent, workspace: &Path) -> Vec<(String, String)> {
+pub(super) fn tool_env(run_id: &str, agent: &Agent, workspace: &Path) -> Vec<(String, String)> {
     vec![
         ("DELTA_RUN_ID".to_owned(), run_id.to_owned()),
         (
@@ -503,7 +514,7 @@ mod tests {
 
     #[test]
     fn unknown_tool_lists_the_available_ones() {
-        let Resolved::Refused { observation } = resolve(&[], "nope", Ok(&Map::new())) else {
+        let Resolved::Refused { observation } = resolve(&[], &[], "nope", Ok(&Map::new())) else {
             panic!("resolved an unknown tool");
         };
         assert_eq!(

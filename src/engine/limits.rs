@@ -105,6 +105,30 @@ impl ActiveRun {
         Some(tokio::time::Instant::from_std(self.clock.since) + left)
     }
 
+    /// How a call cut short by `cut` is recorded (`exit_code.txt`) and explained (the
+    /// start of its observation), for command and MCP tools alike.
+    pub(super) fn cut_reason(&self, cut: Cut) -> (&'static str, String) {
+        match cut {
+            Cut::Signal(signal) => (
+                "interrupted",
+                format!("the run was interrupted by {signal}"),
+            ),
+            Cut::Budget => (
+                "budget exceeded",
+                format!(
+                    "the run's duration budget ({}) ran out",
+                    BudgetKind::Duration.show(
+                        self.limits
+                            .budget
+                            .max_duration
+                            .unwrap_or_default()
+                            .as_secs_f64()
+                    )
+                ),
+            ),
+        }
+    }
+
     /// The budget that is spent, if one is: checked before every LLM call and tool.
     pub(super) fn budget_spent(&self) -> Option<Exceeded> {
         self.limits.budget.exceeded(self.spent())

@@ -37,6 +37,7 @@ mod event;
 mod hooks;
 mod limits;
 mod log;
+mod mcp;
 mod observation;
 mod run_files;
 mod shutdown;
@@ -60,11 +61,12 @@ pub use start::{NewRun, Origin};
 pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
-use crate::hooks::{HookEvent, HookRunner};
+use crate::hooks::{HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
 use crate::journal::{
-    EventPayload, Journal, JournalError, MessageLevel, RunEnd, SystemMessage, ToolCall,
+    ActionRequest, ActionResult, EventPayload, Journal, JournalError, MessageLevel, RunEnd,
+    SystemMessage, ToolCall,
 };
-use crate::llm::LlmClient;
+use crate::llm::ChatModel;
 use crate::process::{OUTPUT_KEEP_BYTES, OutputPolicy};
 use crate::run::{
     ErrorInfo, ErrorType, Metadata, RunLock, RunPaths, RunStateError, Timestamp, write_metadata,
@@ -125,11 +127,16 @@ pub struct ActiveRun {
     human: Option<Arc<dyn HumanInput>>,
     hooks: HookRunner,
     output: OutputPolicy,
+    /// The run's MCP servers while the loop runs (started by `drive`).
+    mcp: Option<crate::mcp::McpServers>,
     limits: Limits,
     /// The run's active time, for the duration budget.
     clock: Clock,
     /// Invalid final answers sent back to the model by this process.
     repairs: u32,
+    /// The `ask_human` call answered by `delta continue`, with its journaled result: its
+    /// `post_tool_execution` hook runs first, as it does for an answer given in-process.
+    answered: Option<(ActionRequest, ActionResult)>,
     /// Calls of the model's last turn still to run before it is asked again: those after
     /// an `ask_human` answered by `delta continue`.
     pending_calls: Vec<ToolCall>,
@@ -167,7 +174,7 @@ impl ActiveRun {
     pub async fn drive(
         mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         observer: &mut dyn Observer,
         mut shutdown: Shutdown,
     ) -> Result<RunPaths, EngineError> {
@@ -184,7 +191,12 @@ impl ActiveRun {
             model: agent.llm.model.clone(),
             max_iterations: self.metadata.max_iterations,
         });
-        let stop = match self.run_loop(agent, llm, observer, &mut shutdown).await {
+        let looped = match self.start_mcp(agent, observer, &mut shutdown).await {
+            Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,
+            Err(stop) => Ok(stop),
+        };
+        self.stop_mcp(observer).await;
+        let stop = match looped {
             Ok(stop) => stop,
             Err(error) => Stop::Failed(ErrorInfo::new(ErrorType::EngineError, error.to_string())),
         };
@@ -196,7 +208,7 @@ impl ActiveRun {
     async fn run_loop(
         &mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
     ) -> Result<Stop, EngineError> {
@@ -205,6 +217,7 @@ impl ActiveRun {
             .tools
             .iter()
             .map(ToolSpec::function_schema)
+            .chain(self.mcp_schemas())
             .chain(ask_human.then(ask_human_schema))
             .collect();
         let params = request_params(&agent.llm);
@@ -214,6 +227,22 @@ impl ActiveRun {
         let mut done = 0;
         // Whether the previous answer was a final answer cut by the token limit.
         let mut cut_before = false;
+        if let Some((request, result)) = self.answered.take() {
+            let call = ToolCallInfo {
+                action_id: &request.action_id,
+                tool_call_id: &request.tool_call_id,
+                tool_name: &request.tool_name,
+                tool_args: &request.tool_args,
+                resolved_command: request.resolved_command.as_deref(),
+            };
+            let result = ToolResultInfo {
+                status: result.status,
+                exit_code: result.exit_code,
+                observation: &result.observation_content,
+            };
+            self.post_tool_execution(call, result, false, observer, shutdown)
+                .await?;
+        }
         let pending = std::mem::take(&mut self.pending_calls);
         if let Some(stop) = self
             .run_calls(agent, &pending, false, observer, shutdown)

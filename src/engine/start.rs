@@ -15,8 +15,8 @@ use crate::journal::{EventPayload, FsyncPolicy, Journal, RunStart};
 use crate::process::OutputPolicy;
 use crate::resume::{Entry, ResumeReport, Resumed};
 use crate::run::{
-    Metadata, MetadataInit, ProcessIdentity, RunId, RunLock, RunPaths, RunStateError, Timestamp,
-    create_run, reclaim_abandoned, write_metadata,
+    Metadata, MetadataInit, ProcessIdentity, ReplayRef, RunId, RunLock, RunPaths, RunStateError,
+    Timestamp, create_run, reclaim_abandoned, write_metadata,
 };
 
 /// What a new run starts from.
@@ -34,6 +34,8 @@ pub struct NewRun<'a> {
     pub max_iterations: u32,
     /// When the journal is fsynced (`DELTA_FSYNC`, validated by the caller up front).
     pub fsync: FsyncPolicy,
+    /// The recorded run whose answers this run replays (`delta replay`).
+    pub replay_of: Option<ReplayRef>,
 }
 
 /// Where an [`ActiveRun`] comes from.
@@ -66,6 +68,7 @@ impl ActiveRun {
         output: OutputPolicy,
     ) -> Result<ActiveRun, EngineError> {
         crate::secrets::guard_disk(&output.redactor);
+        let mut answered = None;
         let mut pending_calls = Vec::new();
         let (paths, lock, journal, metadata) = match origin {
             Origin::New(new) => create(&new, agent, &output)?,
@@ -80,6 +83,14 @@ impl ActiveRun {
                     report,
                 } = resumed;
                 log_takeover(log, &report, &metadata);
+                answered = report.repairs.answered.and_then(|request| {
+                    let result = report.repairs.events.iter().find_map(|event| {
+                        event
+                            .as_action_result()
+                            .filter(|result| result.action_id == request.action_id)
+                    })?;
+                    Some((request, result.clone()))
+                });
                 pending_calls = report.repairs.to_run;
                 (paths, lock, journal, metadata)
             }
@@ -95,6 +106,8 @@ impl ActiveRun {
             metadata,
             human: None,
             output,
+            mcp: None,
+            answered,
             pending_calls,
             clock: Clock::starting_at(active_before),
             limits: Limits::default(),
@@ -124,7 +137,7 @@ fn create(
         }
         Err(error) => return Err(error.into()),
     };
-    let metadata = Metadata::new(
+    let mut metadata = Metadata::new(
         MetadataInit {
             run_id: new.run_id.clone(),
             agent_name: agent.name.clone(),
@@ -137,6 +150,7 @@ fn create(
         &ProcessIdentity::current(),
         Timestamp::now(),
     );
+    metadata.replay_of.clone_from(&new.replay_of);
     write_metadata(&paths.metadata(), &metadata)?;
     let journal = Journal::open_with(&paths.journal(), new.fsync)?;
     journal.append(EventPayload::RunStart(RunStart {

@@ -18,7 +18,7 @@ use crate::context::{ContextEnv, ContextReport, build_context};
 use crate::hooks::HookEvent;
 use crate::journal::{EventPayload, Thought, ToolCall, read_journal};
 use crate::llm::{
-    AssistantMessage, AttemptRecord, CallProgress, ChatMessage, Completion, LlmClient, LlmError,
+    AssistantMessage, AttemptRecord, CallProgress, ChatMessage, ChatModel, Completion, LlmError,
     cost_usd,
 };
 use crate::run::{ErrorInfo, ErrorType, Timestamp};
@@ -45,7 +45,7 @@ impl ActiveRun {
     pub(super) async fn think(
         &mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         iteration: u32,
         (tools, params): (&[Value], &Map<String, Value>),
         window: &mut Window,
@@ -206,7 +206,7 @@ impl ActiveRun {
     pub(super) async fn call_llm(
         &mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         iteration: u32,
         body: &Value,
         context: &ContextReport,
@@ -228,7 +228,7 @@ impl ActiveRun {
         let started_at = Timestamp::now();
         let started = Instant::now();
         let outcome = {
-            let on_progress = |progress: CallProgress<'_>| {
+            let mut on_progress = |progress: CallProgress<'_>| {
                 let invocation_id = invocation_id.clone();
                 observer.on_event(&match progress {
                     CallProgress::Retry(record) => EngineEvent::LlmRetry {
@@ -242,7 +242,7 @@ impl ActiveRun {
                 });
             };
             tokio::select! {
-                result = llm.complete_observed(&bytes, on_progress) => Ok(result),
+                result = llm.answer(&bytes, &mut on_progress) => Ok(result),
                 signal = shutdown.wait() => Err(signal),
             }
         };

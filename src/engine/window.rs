@@ -11,7 +11,7 @@ use super::{ActiveRun, EngineError, EngineEvent, Flow, Level, Observer, Shutdown
 use crate::config::{Agent, ContextManifest, LlmConfig};
 use crate::context::ContextReport;
 use crate::context::tokens::{MESSAGE_OVERHEAD, json_tokens};
-use crate::llm::{ContextOverflow, LlmClient, build_request};
+use crate::llm::{ChatModel, ContextOverflow, build_request};
 use crate::run::{ErrorInfo, ErrorType};
 
 /// `error.type` of a run whose system prompt and task alone do not fit the window.
@@ -228,7 +228,7 @@ impl ActiveRun {
     pub(super) async fn think_within_window(
         &mut self,
         agent: &Agent,
-        llm: &LlmClient,
+        llm: &dyn ChatModel,
         iteration: u32,
         request: &RequestShape<'_>,
         window: &mut Window,

@@ -313,17 +313,13 @@ impl LlmClient {
                     Some(assembled) => (assembled, Some(body)),
                     None => (body, None),
                 };
-                Ok(Completion {
-                    stream,
-                    message: parsed.message,
-                    usage: parsed.usage,
-                    model: parsed.model,
-                    finish_reason: parsed.finish_reason,
-                    reasoning: parsed.reasoning,
+                Ok(Completion::new(
+                    parsed,
                     raw_body,
+                    stream,
                     attempts,
-                    duration: started.elapsed(),
-                })
+                    started.elapsed(),
+                ))
             }
             Err(reason) => Err(LlmError::MalformedResponse {
                 url: self.shown_endpoint.clone(),

@@ -147,6 +147,10 @@ pub enum LlmError {
 
     #[error("cannot set up the HTTP client: {detail}; this is a bug or a broken TLS setup")]
     Setup { detail: String },
+
+    /// `delta replay`: the recording has no answer that fits this request.
+    #[error("replay: {reason}")]
+    Replay { reason: String },
 }
 
 impl LlmError {
@@ -156,9 +160,10 @@ impl LlmError {
     pub fn response_body(&self) -> Option<&[u8]> {
         match self {
             LlmError::Http { body, .. } | LlmError::MalformedResponse { body, .. } => Some(&body.0),
-            LlmError::Unreachable { .. } | LlmError::Timeout { .. } | LlmError::Setup { .. } => {
-                None
-            }
+            LlmError::Unreachable { .. }
+            | LlmError::Timeout { .. }
+            | LlmError::Setup { .. }
+            | LlmError::Replay { .. } => None,
         }
     }
 
@@ -169,7 +174,7 @@ impl LlmError {
             | LlmError::Timeout { attempts, .. }
             | LlmError::Http { attempts, .. }
             | LlmError::MalformedResponse { attempts, .. } => attempts,
-            LlmError::Setup { .. } => &[],
+            LlmError::Setup { .. } | LlmError::Replay { .. } => &[],
         }
     }
 }
@@ -183,7 +188,8 @@ impl LlmError {
             LlmError::Unreachable { .. }
             | LlmError::Timeout { .. }
             | LlmError::MalformedResponse { .. }
-            | LlmError::Setup { .. } => None,
+            | LlmError::Setup { .. }
+            | LlmError::Replay { .. } => None,
         }
     }
 }

@@ -15,6 +15,7 @@ mod client;
 mod credentials;
 mod error;
 mod message;
+mod model;
 mod params;
 mod pricing;
 mod response;
@@ -27,6 +28,7 @@ pub use credentials::{
 };
 pub use error::{AttemptFailure, AttemptRecord, ContextOverflow, LlmError, ResponseBody};
 pub use message::{AssistantMessage, ChatMessage, ToolCall, build_request};
+pub use model::{Answering, ChatModel};
 pub use params::{EXTRA_BODY_KEY, KNOWN_PARAMETERS};
 pub use pricing::cost_usd;
-pub use response::{Completion, TokenUsage};
+pub use response::{Completion, TokenUsage, completion_from_record};

@@ -86,6 +86,46 @@ struct WireFunction {
     arguments: Option<Value>,
 }
 
+/// The completion a recorded `response.json` holds (the body as received, or a stream
+/// reassembled), with the recorded `response.sse` when there is one: what `delta replay`
+/// serves instead of calling the model. The error is a short reason.
+pub fn completion_from_record(
+    body: Vec<u8>,
+    stream: Option<Vec<u8>>,
+) -> Result<Completion, String> {
+    let parsed = parse_body(&body)?;
+    Ok(Completion::new(
+        parsed,
+        body,
+        stream,
+        Vec::new(),
+        Duration::ZERO,
+    ))
+}
+
+impl Completion {
+    /// The completion of `parsed`, whose body is `raw_body`.
+    pub(crate) fn new(
+        parsed: ParsedBody,
+        raw_body: Vec<u8>,
+        stream: Option<Vec<u8>>,
+        attempts: Vec<AttemptRecord>,
+        duration: Duration,
+    ) -> Self {
+        Completion {
+            raw_body,
+            stream,
+            message: parsed.message,
+            usage: parsed.usage,
+            model: parsed.model,
+            finish_reason: parsed.finish_reason,
+            reasoning: parsed.reasoning,
+            attempts,
+            duration,
+        }
+    }
+}
+
 /// Parses a 2xx body. The error is a short reason for `LlmError::MalformedResponse`.
 ///
 /// Leniencies, each seen in OpenAI-compatible servers: a tool call without an `id` gets

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::OutputError;
 use crate::run::{
-    DELTA_DIR, ParentRef, RunId, RunPaths, RunStatus, Timestamp, is_being_created, read_metadata,
+    DELTA_DIR, ParentRef, ReplayRef, RunId, RunPaths, RunStatus, Timestamp, is_being_created,
+    read_metadata,
 };
 
 /// Longest `task_summary`, in characters.
@@ -93,6 +94,9 @@ pub struct RunListing {
     /// The run a fork was made from, and the seq it was cut at (forks only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<ParentRef>,
+    /// The recorded run a replay played back (replays only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<ReplayRef>,
 }
 
 /// The `--format json` output of `list-runs`: most recently updated first.
@@ -185,6 +189,7 @@ fn listing_for(dir: &Path, run_id: String) -> RunListing {
             agent: Some(metadata.agent_name),
             error: None,
             parent: metadata.parent,
+            replay_of: metadata.replay_of,
         },
         Err(error) => RunListing {
             run_id,
@@ -195,6 +200,7 @@ fn listing_for(dir: &Path, run_id: String) -> RunListing {
             agent: None,
             error: Some(error.to_string()),
             parent: None,
+            replay_of: None,
         },
     }
 }
@@ -266,6 +272,11 @@ pub fn render_runs_text(runs: &[RunListing], now: DateTime<Utc>) -> String {
             line.push_str(parent.run_id.as_str());
             line.push_str(" at seq ");
             line.push_str(&parent.seq.to_string());
+            line.push(')');
+        }
+        if let Some(replayed) = &run.replay_of {
+            line.push_str("  (replay of ");
+            line.push_str(replayed.run_id.as_str());
             line.push(')');
         }
         out.push_str(line.trim_end());

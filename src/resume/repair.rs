@@ -35,9 +35,9 @@ pub struct Repairs {
     /// Action ids of `ask_human` calls whose answer was journaled (HUMAN_INPUT_RECEIVED)
     /// but whose ACTION_RESULT was not: a `delta continue` that died half-way.
     pub recovered_answers: Vec<String>,
-    /// Action id of the pending `ask_human` that the given answer went to; `None` when no
-    /// question was pending (the caller then delivers the answer as a user message).
-    pub answered: Option<String>,
+    /// The pending `ask_human` call that the given answer went to; `None` when no question
+    /// was pending (the caller then delivers the answer as a user message).
+    pub answered: Option<ActionRequest>,
     /// Calls the model made in the same turn as the answered `ask_human` and that never
     /// started: the run paused at the question, so they run now, after the answer, as
     /// they do when the question is answered on the terminal (`-i`).
@@ -97,7 +97,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
                         request_id: request_id.clone(),
                         response: text.to_owned(),
                     }));
-                repairs.answered = Some(request.action_id.clone());
+                repairs.answered = Some((*request).clone());
                 (ActionStatus::Success, text.to_owned(), Some(0))
             } else {
                 repairs.interrupted_actions.push(request.action_id.clone());

@@ -39,9 +39,6 @@ impl ProcessIdentity {
     #[must_use]
     pub fn current() -> Self {
         let pid = std::process::id();
-        let hostname = nix::unistd::gethostname()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
         let stat = delta_procfs::read_self();
         let process_name = stat
             .as_ref()
@@ -50,10 +47,22 @@ impl ProcessIdentity {
             .unwrap_or_default();
         Self {
             pid,
-            hostname,
+            hostname: this_hostname(),
             process_name,
             start_ticks: stat.map(|stat| stat.start_ticks),
         }
+    }
+
+    /// The identity of the live process `pid` on this host, from `/proc/PID/stat`.
+    #[must_use]
+    pub fn of(pid: u32) -> Option<Self> {
+        let stat = delta_procfs::read(i32::try_from(pid).ok()?)?;
+        Some(Self {
+            pid,
+            hostname: this_hostname(),
+            process_name: stat.comm,
+            start_ticks: Some(stat.start_ticks),
+        })
     }
 
     /// Whether the process ran on the same host as the caller. Only then can
@@ -101,6 +110,13 @@ pub fn process_alive(identity: &ProcessIdentity) -> Liveness {
     } else {
         Liveness::PidReused
     }
+}
+
+/// This host's name, empty when the system will not say.
+fn this_hostname() -> String {
+    nix::unistd::gethostname()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn current_exe_name() -> Option<String> {

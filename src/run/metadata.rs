@@ -424,6 +424,10 @@ pub struct Metadata {
     /// on a fork, `delta fork`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<ParentRef>,
+    /// The recorded run whose LLM answers this run replayed (only on a replay, `delta
+    /// replay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<ReplayRef>,
 }
 
 /// Where a fork comes from: the parent run and the seq its journal was cut at.
@@ -433,6 +437,19 @@ pub struct ParentRef {
     pub run_id: RunId,
     /// The last event of the parent's journal that the fork's journal starts with.
     pub seq: u64,
+    /// The parent's workspace, when the fork lives in another one (`--work-dir-from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<PathBuf>,
+}
+
+/// The recorded run a replay plays back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayRef {
+    /// The recorded run's id.
+    pub run_id: RunId,
+    /// Its workspace, when the replay runs in another one (`--workspace-from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<PathBuf>,
 }
 
 impl Metadata {
@@ -463,6 +480,7 @@ impl Metadata {
             process_start_time: identity.start_ticks,
             start_time: now,
             parent: None,
+            replay_of: None,
         }
     }
 

@@ -172,6 +172,8 @@ fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
         "recorded-ask-continue-fail",
         "recorded-hello-world",
         "recorded-llama-cpp-smollm2",
+        "replay-identical-offline",
+        "replay-reports-the-first-divergence",
     ];
     check("drop-seq.sh", &must_fail, &extensions);
 }
@@ -200,6 +202,7 @@ fn exit_zero_on_failure_fails_the_failure_scenarios() {
             "budget-tokens-stops-and-resumes",
             "output-schema-repair-and-violation",
             "stream-jsonl-failure-paths",
+            "replay-reports-the-first-divergence",
             "run-id-reuse-refused",
             "recorded-llama-cpp-smollm2",
         ],
@@ -210,6 +213,7 @@ fn exit_zero_on_failure_fails_the_failure_scenarios() {
             "hooks-on-run-end-after-budget",
             "max-iterations-budget",
             "recorded-llama-cpp-smollm2",
+            "replay-reports-the-first-divergence",
         ],
     );
 }
@@ -251,7 +255,10 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "llm-401-fails-the-run",
             "llm-malformed-body-fails",
             "max-iterations-budget",
+            "mcp-server-missing-fails-at-start",
             "run-id-client-supplied",
+            "replay-identical-offline",
+            "replay-reports-the-first-divergence",
             "run-id-generated",
             "run-id-invalid-refused",
             "run-id-reuse-refused",
@@ -286,6 +293,8 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "janitor-other-host",
             "janitor-pid-reused",
             "llm-401-fails-the-run",
+            "replay-identical-offline",
+            "replay-reports-the-first-divergence",
             "run-id-invalid-refused",
             "run-id-reuse-refused",
         ],

@@ -76,6 +76,7 @@ fn no_arguments_prints_help_on_stderr_and_exits_2() {
       init         Create a new agent directory from a template
       continue     Continue an existing run: resume, answer its question, extend or retry it
       fork         Fork a run at a step into a new run and continue it
+      replay       Replay a recorded run with its LLM answers and report the first divergence
       list-runs    List the runs of a workspace, most recently updated first
       run          Start a new run of an agent: the Think-Act-Observe loop, journaled in the workspace
       export       Export a run as an ATIF trajectory or an OpenTelemetry (OTLP/JSON) trace

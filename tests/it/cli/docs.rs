@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::support::harness::ROOT;
 
-/// Every file under `dir` (recursively), skipping build output.
+/// Every file under `dir` (recursively), skipping build output and installed packages.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let Ok(entries) = fs::read_dir(dir) else {
@@ -14,7 +14,12 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     for entry in entries {
         let path = entry.expect("dir entry").path();
         if path.is_dir() {
-            if !path.ends_with("target") && !path.ends_with("workspaces") {
+            // Built or installed trees (`npm ci` fills tests/mcp-server/node_modules)
+            // hold other projects' pages, not the repository's.
+            if !["target", "workspaces", "node_modules"]
+                .iter()
+                .any(|skipped| path.ends_with(skipped))
+            {
                 found.extend(files_under(&path));
             }
         } else {

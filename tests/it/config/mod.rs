@@ -5,5 +5,6 @@ mod budget;
 mod errors;
 mod fuzz;
 mod loads;
+mod mcp;
 mod support;
 mod warnings;

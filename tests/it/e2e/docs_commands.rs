@@ -322,6 +322,13 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         Run(""),
     ),
     (
+        "docs/mcp.md",
+        "mkdir -p mcp-demo && cd mcp-demo",
+        Skip(
+            "installs server-everything from the npm registry and leaves mock-llm running; tests/it/e2e/mcp.rs runs the same agent and calls against the copy .ci/run installs (a_run_calls_text_structured_and_image_tools_and_records_them)",
+        ),
+    ),
+    (
         "docs/sessions.md",
         "$ delta-sessions start",
         Skip(
@@ -340,21 +347,39 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
     ),
     (
         "docs/time-travel.md",
-        "delta fork --run-id ID [-w WORKSPACE]",
-        Skip("the command's synopsis, with placeholders"),
+        "delta fork --run-id ID [-w WORKSPACE] [--at SEQ] [--new-run-id NEW] [-m TEXT] \\",
+        Skip("a synopsis ([optional] arguments)"),
     ),
     (
         "docs/time-travel.md",
-        "$ delta run --agent ./agent -w ws -m \"note four times\"",
-        Skip(
-            "a transcript with its output, not commands to paste; tests/it/e2e/fork.rs forks at every boundary",
-        ),
+        "$ delta run --agent ./agent -w ws -m \"note four times\" --run-id parent",
+        Skip("a transcript with its output; tests/it/e2e/fork.rs runs this sequence"),
+    ),
+    (
+        "docs/time-travel.md",
+        "delta replay --run-id ID [-w WORKSPACE] [--new-run-id NEW] [--workspace-from DIR] \\",
+        Skip("a synopsis ([optional] arguments)"),
+    ),
+    (
+        "docs/time-travel.md",
+        "$ delta run --agent ./agent -w ws -m \"Greet Ada\" --run-id recorded",
+        Skip("a transcript with its output; tests/it/e2e/replay.rs runs this sequence"),
+    ),
+    (
+        "docs/time-travel.md",
+        "$ delta replay --run-id recorded -w ws --new-run-id check-2",
+        Skip("a transcript with its output; tests/it/e2e/replay.rs runs this sequence"),
+    ),
+    (
+        "docs/time-travel.md",
+        "$ delta replay --run-id recorded -w ws --new-run-id check-3 --format json",
+        Skip("a transcript with its output; tests/it/e2e/replay.rs runs this sequence"),
     ),
     (
         "docs/time-travel.md",
         "delta export --run-id ID -w WORKSPACE --format scenario",
         Skip(
-            "the command's synopsis, with placeholders; tests/it/export/scenario.rs exports runs and replays them with delta-conformance run --fixtures",
+            "a synopsis with placeholders; tests/it/export/scenario.rs exports runs and replays them with delta-conformance run --fixtures",
         ),
     ),
 ];

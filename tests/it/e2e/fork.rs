@@ -1,6 +1,6 @@
 //! `delta fork` (issue 17): a run branched at each valid boundary continues correctly, the
 //! parent's files stay byte-identical, an invalid `--at` names the valid ones, and forks
-//! of forks record their chain.
+//! of forks record their chain; `--work-dir-from` seeds a fresh workspace for the fork.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::harness::Test;
-use crate::support::run::{RunFiles, assert_consistent, delta, mock, runs_in};
+use crate::support::run::{assert_consistent, delta, mock, run_files, runs_in};
 
 const AGENT: &str = r#"
 name: forking
@@ -54,12 +54,6 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         }
     }
     files
-}
-
-fn run_files(workspace: &Path, id: &str) -> RunFiles {
-    RunFiles {
-        dir: workspace.join(".delta").join(id),
-    }
 }
 
 /// The parent: a completed 5-iteration run `parent` in `ws`.
@@ -190,4 +184,81 @@ fn forks_of_forks_record_their_chain_and_list_runs_shows_it() {
     assert_eq!(parents["grandchild"], json!({"run_id": "child", "seq": 4}));
     assert_eq!(parents["child"], json!({"run_id": "parent", "seq": 4}));
     assert_eq!(parents["parent"], Value::Null);
+}
+
+#[test]
+fn work_dir_from_creates_the_fork_in_a_fresh_seeded_workspace() {
+    let (test, _parent_mock) = parent();
+    let test = test
+        .file("seed/notes.txt", "from the seed\n")
+        .file("seed/.delta/stale", "not copied");
+    let parent_notes = fs::read(test.path().join("ws/notes.txt")).expect("parent notes");
+    let answer = mock(
+        "steps:\n  - message:\n      content: \"Noting.\"\n      tool_calls: [{name: note, arguments: {text: forked}}]\n  - message: {content: forked}\n",
+    );
+    let run = fork(
+        test,
+        &answer,
+        &[
+            "parent",
+            "--at",
+            "4",
+            "--new-run-id",
+            "seeded",
+            "--work-dir-from",
+            "seed",
+        ],
+    )
+    .code(0);
+    let fresh = run.path().join("agent/workspaces/W001");
+    assert!(
+        run.stderr().contains(&format!(
+            "Forked run seeded from parent at seq 4 in workspace {}",
+            fresh.display()
+        )),
+        "{}",
+        run.stderr()
+    );
+    let files = run_files(&fresh, "seeded");
+    assert_consistent(&files, "COMPLETED");
+    let metadata = files.metadata();
+    assert_eq!(
+        metadata["parent"],
+        json!({"run_id": "parent", "seq": 4, "work_dir": run.path().join("ws")})
+    );
+    assert_eq!(metadata["workspace_id"], "W001");
+    assert_eq!(metadata["work_dir"], json!(fresh));
+    // The fork's tool ran in the seeded copy; the parent's workspace is untouched.
+    assert_eq!(
+        fs::read_to_string(fresh.join("notes.txt")).expect("fork notes"),
+        "from the seed\nforked\n"
+    );
+    assert!(!fresh.join(".delta/stale").exists());
+    assert_eq!(
+        fs::read(run.path().join("ws/notes.txt")).expect("parent notes"),
+        parent_notes
+    );
+    // The kept conversation came along: the fork's first request answers the kept call.
+    let request: Value = files.requests().swap_remove(1);
+    let tool_messages = request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    assert_eq!(tool_messages, 1);
+}
+
+#[test]
+fn work_dir_from_a_missing_directory_exits_2_and_creates_nothing() {
+    let (test, mock) = parent();
+    let run = fork(test, &mock, &["parent", "--work-dir-from", "missing"]).code(2);
+    assert!(
+        run.stderr()
+            .contains("cannot seed a workspace from missing: it is not a directory"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!run.path().join("agent/workspaces").exists());
+    assert_eq!(runs_in(&run.path().join("ws")).len(), 1, "nothing created");
 }

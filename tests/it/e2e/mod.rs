@@ -1,4 +1,4 @@
-//! End-to-end tests of `delta run`: the built binary against mock-llm on 127.0.0.1, in
+//! End-to-end tests of `delta run` (and of the commands built on it: fork, replay): the built binary against mock-llm on 127.0.0.1, in
 //! throw-away directories. What is checked is what a user or orchestrator can see: exit
 //! codes, stdout, stderr, and the files under `.delta/`.
 
@@ -12,7 +12,9 @@ mod fork;
 mod formats;
 mod hello_world;
 mod live_stream;
+mod mcp;
 pub(crate) mod real_llm;
+mod replay;
 mod run_files;
 mod secrets;
 mod servers;

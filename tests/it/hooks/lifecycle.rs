@@ -247,3 +247,68 @@ fn on_run_end_fires_when_the_run_is_interrupted_by_sigint() {
     assert_consistent(&files, "INTERRUPTED");
     assert_audited_in_order(&files, &order);
 }
+
+// An answer given by `delta continue` passes the question's post_tool_execution hook, as
+// an answer given on the terminal does, before the calls of the same turn run.
+#[test]
+fn an_answer_given_by_continue_passes_the_post_tool_execution_hook() {
+    let script = r#"
+steps:
+  - message:
+      tool_calls:
+        - {name: ask_human, arguments: {prompt: "Which colour?"}}
+        - {name: echo, arguments: {text: after}}
+  - message: {content: done}
+"#;
+    let mock = mock(script);
+    let paused = delta(hooked_agent(), &mock)
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "--run-id", "asked", "-m", "go",
+        ])
+        .run()
+        .code(101);
+    let finished = delta(paused.then(), &mock)
+        .args(["continue", "--run-id", "asked", "-w", "ws", "-m", "blue"])
+        .run()
+        .code(0);
+    let order = order(finished.path());
+    assert_eq!(
+        order,
+        [
+            "on_iteration_start 1 -",
+            "pre_llm_request 1 -",
+            "post_llm_response 1 -",
+            "pre_tool_execution 1 ask_human",
+            "on_run_end 1 WAITING_FOR_INPUT",
+            "post_tool_execution 1 ask_human",
+            "pre_tool_execution 1 echo",
+            "post_tool_execution 1 echo",
+            "on_iteration_start 2 -",
+            "pre_llm_request 2 -",
+            "post_llm_response 2 -",
+            "on_iteration_end 2 -",
+            "on_run_end 2 COMPLETED",
+        ]
+    );
+    let files = only_run(&finished.path().join("ws"));
+    assert_eq!(files.metadata()["status"], "COMPLETED");
+    let answer = audits(&files)
+        .into_iter()
+        .find(|audit| audit["hook_name"] == "post_tool_execution")
+        .expect("the question's post_tool_execution audit");
+    let payload: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            files
+                .dir
+                .join(answer["io_path_ref"].as_str().unwrap())
+                .join("input/payload.dat"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(payload["call"]["tool_name"], "ask_human");
+    assert_eq!(
+        payload["result"],
+        serde_json::json!({"status": "SUCCESS", "exit_code": 0, "observation": "blue"})
+    );
+}

@@ -210,13 +210,16 @@ tools:
     stdin: content
 "#;
     assert_both("imported-tools.schema.json", file_ops, true);
-    assert_both(
-        "imported-tools.schema.json",
+    // A file may hold only imports, or only MCP servers (issue 18).
+    for good in [
         "imports: [more.yaml]\ntools: []\n",
-        true,
-    );
-    for bad in [
         "imports: [a.yaml]\n",
+        "mcp_servers:\n  files: {command: [files-server], tools: [read]}\n",
+    ] {
+        assert_both("imported-tools.schema.json", good, true);
+    }
+    for bad in [
+        "mcp_servers:\n  files: {comand: [files-server]}\n",
         "tools: []\nimport_roots: [..]\n",
         "tools: []\nname: x\n",
     ] {

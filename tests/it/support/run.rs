@@ -108,6 +108,13 @@ impl RunFiles {
     }
 }
 
+/// The files of run `id` in `workspace`.
+pub fn run_files(workspace: &Path, id: &str) -> RunFiles {
+    RunFiles {
+        dir: workspace.join(".delta").join(id),
+    }
+}
+
 /// The single run in `workspace`.
 #[track_caller]
 pub fn only_run(workspace: &Path) -> RunFiles {
@@ -180,6 +187,12 @@ pub fn assert_consistent(run: &RunFiles, status: &str) {
 /// Fails when `API_KEY` occurs in any file under `dir`.
 #[track_caller]
 pub fn assert_no_secret(dir: &Path) {
+    assert_in_no_file(dir, API_KEY);
+}
+
+/// Fails when `needle` (a secret) occurs in any file under `dir`.
+#[track_caller]
+pub fn assert_in_no_file(dir: &Path, needle: &str) {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(path) = stack.pop() {
         if path.is_dir() {
@@ -188,9 +201,9 @@ pub fn assert_no_secret(dir: &Path) {
             }
         } else if let Ok(bytes) = fs::read(&path) {
             let found = bytes
-                .windows(API_KEY.len())
-                .any(|window| window == API_KEY.as_bytes());
-            assert!(!found, "the API key was written to {}", path.display());
+                .windows(needle.len())
+                .any(|window| window == needle.as_bytes());
+            assert!(!found, "{needle} was written to {}", path.display());
         }
     }
 }

@@ -1,0 +1,158 @@
+//! A recorded run read back for `delta replay`: its metadata, the answer of every THOUGHT
+//! (`io/invocations/{ref}/request.json` and `response.json`) in journal order, its tool
+//! results, and the answers its `ask_human` questions got.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::ReplayError;
+use crate::journal::{ActionStatus, EventPayload, read_journal};
+use crate::run::{Metadata, RunId, RunPaths, open_run, read_metadata};
+
+/// One LLM call of the recording: what the engine sent and what the model answered.
+#[derive(Debug)]
+pub struct RecordedCall {
+    /// The seq of the THOUGHT the answer became.
+    pub seq: u64,
+    /// `request.json`, parsed.
+    pub request: Value,
+    /// `response.json`, as recorded.
+    pub response: Vec<u8>,
+    /// `response.sse`, when the call was streamed.
+    pub stream: Option<Vec<u8>>,
+}
+
+/// One tool result of the recording.
+#[derive(Debug, Clone)]
+pub struct RecordedResult {
+    /// Its ACTION_RESULT's seq.
+    pub seq: u64,
+    /// The tool, as its ACTION_REQUEST names it.
+    pub tool_name: String,
+    /// SUCCESS, FAILED or ERROR.
+    pub status: ActionStatus,
+    /// What the model read.
+    pub observation: String,
+}
+
+/// A recorded run.
+#[derive(Debug)]
+pub struct Recording {
+    /// Its id.
+    pub run_id: RunId,
+    /// Its workspace (absolute).
+    pub workspace: PathBuf,
+    /// Its `metadata.json`.
+    pub metadata: Metadata,
+    /// Its LLM answers, in journal order.
+    pub calls: Vec<RecordedCall>,
+    /// Its tool results (`ask_human` included), in journal order.
+    pub results: Vec<RecordedResult>,
+    /// The answers its `ask_human` questions got, in journal order.
+    pub human_answers: Vec<String>,
+    /// The seq of its last event.
+    pub last_seq: u64,
+}
+
+impl Recording {
+    /// Reads run `run_id` of `workspace`.
+    ///
+    /// # Errors
+    /// When the run, its journal or the `io/` record of one of its THOUGHTs cannot be read.
+    pub fn load(workspace: &Path, run_id: &RunId) -> Result<Self, ReplayError> {
+        let paths = open_run(workspace, run_id)?;
+        let metadata = read_metadata(&paths.metadata())?;
+        let events = read_journal(&paths.journal())?.events;
+        let mut tools: HashMap<&str, &str> = HashMap::new();
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        let mut human_answers = Vec::new();
+        for event in &events {
+            match &event.payload {
+                EventPayload::Thought(thought) => {
+                    calls.push(recorded_call(
+                        &paths,
+                        event.seq,
+                        &thought.llm_invocation_ref,
+                    )?);
+                }
+                EventPayload::ActionRequest(request) => {
+                    tools.insert(&request.action_id, &request.tool_name);
+                }
+                EventPayload::ActionResult(result) => results.push(RecordedResult {
+                    seq: event.seq,
+                    tool_name: tools
+                        .get(result.action_id.as_str())
+                        .map_or_else(String::new, |name| (*name).to_owned()),
+                    status: result.status,
+                    observation: result.observation_content.clone(),
+                }),
+                EventPayload::HumanInputReceived(received) => {
+                    human_answers.push(received.response.clone());
+                }
+                EventPayload::RunStart(_)
+                | EventPayload::UserMessage(_)
+                | EventPayload::HumanInputRequest(_)
+                | EventPayload::SystemMessage(_)
+                | EventPayload::HookExecutionAudit(_)
+                | EventPayload::RunEnd(_) => {}
+            }
+        }
+        Ok(Recording {
+            run_id: run_id.clone(),
+            workspace: paths.workspace().to_path_buf(),
+            metadata,
+            calls,
+            results,
+            human_answers,
+            last_seq: events.last().map_or(0, |event| event.seq),
+        })
+    }
+
+    /// The iteration budget that lets the replay take every recorded step and stop where
+    /// the recording's budget stopped it: the recorded budget, or more when the run was
+    /// continued past it.
+    #[must_use]
+    pub fn max_iterations(&self) -> u32 {
+        let steps = u32::try_from(self.calls.len()).unwrap_or(u32::MAX);
+        self.metadata.max_iterations.max(steps).max(1)
+    }
+}
+
+/// The request and answer of THOUGHT `seq`, whose invocation is `invocation`.
+fn recorded_call(
+    paths: &RunPaths,
+    seq: u64,
+    invocation: &str,
+) -> Result<RecordedCall, ReplayError> {
+    // The ref comes from the engine, but a journal is a file: never read outside io/.
+    if invocation.is_empty() || invocation.contains('/') || invocation.starts_with('.') {
+        return Err(ReplayError::Record {
+            path: paths.journal(),
+            reason: format!("THOUGHT {seq} names no invocation record ({invocation:?})"),
+        });
+    }
+    let read = |path: PathBuf| {
+        std::fs::read(&path).map_err(|source| ReplayError::Record {
+            reason: format!("cannot read it: {source}"),
+            path,
+        })
+    };
+    let request_path = paths.invocation_request(invocation);
+    let request = serde_json::from_slice(&read(request_path.clone())?).map_err(|error| {
+        ReplayError::Record {
+            path: request_path,
+            reason: format!("not JSON: {error}"),
+        }
+    })?;
+    let response = read(paths.invocation_response(invocation))?;
+    let stream = std::fs::read(paths.invocation_stream(invocation)).ok();
+    Ok(RecordedCall {
+        seq,
+        request,
+        response,
+        stream,
+    })
+}
