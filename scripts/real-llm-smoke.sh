@@ -9,6 +9,9 @@
 #   DELTA_SMOKE_VENV=/path/to/venv scripts/real-llm-smoke.sh   # reuse a venv that has both packages
 #   DELTA_SMOKE_RECORD=fixtures/real-llm/llama-cpp-smollm2 scripts/real-llm-smoke.sh
 #                                                 # also save the exchange as a replay fixture
+#   DELTA_SMOKE_SCENARIO=/tmp/recorded scripts/real-llm-smoke.sh
+#                                                 # also export the run as a conformance scenario
+#                                                 # (delta export --format scenario, llama-cpp profile)
 #
 # Exit 0 when the run called a tool and ended COMPLETED or INTERRUPTED with its journal,
 # metadata and io/ records consistent; 1 otherwise, saying why.
@@ -131,3 +134,7 @@ if problems:
     sys.exit(1)
 print("smoke: PASSED")
 PY
+if [ -n "${DELTA_SMOKE_SCENARIO:-}" ]; then
+    "$DELTA" export --run-id "$(basename "$RUN")" -w "$RUN_DIR/ws" --format scenario \
+        -o "$DELTA_SMOKE_SCENARIO" --name recorded-llama-cpp-smollm2 --mock-profile llama-cpp
+fi

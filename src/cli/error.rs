@@ -129,6 +129,7 @@ impl CliError {
             CliError::Fork(error) => error.help(),
             CliError::Replay(error) => error.help(),
             CliError::Batch(error) => error.help(),
+            CliError::Export(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
             }
@@ -142,7 +143,6 @@ impl CliError {
             | CliError::RunIdRequired { .. }
             | CliError::Output(_)
             | CliError::Runtime(_)
-            | CliError::Export(_)
             | CliError::View(_)
             | CliError::Stdout(_) => None,
         }

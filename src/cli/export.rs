@@ -1,5 +1,6 @@
 //! `delta export`: a run as an ATIF trajectory or an OTLP/JSON trace, on stdout, in a
-//! file, or posted to an OpenTelemetry collector.
+//! file, or posted to an OpenTelemetry collector; or as a conformance scenario that
+//! replays it (a directory).
 
 use std::path::PathBuf;
 
@@ -9,7 +10,7 @@ use super::drive::parse_run_id;
 use super::error::CliError;
 use super::render;
 use crate::export::otlp::{self, PostError};
-use crate::export::{self, Content, Format};
+use crate::export::{self, Content, Format, scenario};
 use crate::llm::API_KEY_VARIABLES;
 use crate::output::Exit;
 use crate::run::RunId;
@@ -25,6 +26,11 @@ pub(super) const LONG_ABOUT: &str = "Export a run for other tools, derived from 
     semantic conventions: an invoke_agent span, a chat span per LLM call, an execute_tool \
     span per tool call; hooks and human input as span events. Span ids derive from the run \
     id and journal seq, so re-exporting gives the same trace.\n\n\
+    scenario: a delta-conformance scenario in the directory -o (scenarios/NAME.yaml and the \
+    agent copied to agents/NAME/): the run's recorded answers as a mock-llm script, its \
+    task and messages as run/continue steps, and what it did as expectations (exit codes, \
+    statuses, tool calls in order, files it wrote). Replay it with `delta-conformance run \
+    --fixtures DIR --impl PROGRAM`.\n\n\
     The API key is never in an export; --redact-content also leaves out prompts, model \
     text, tool arguments, commands and outputs.";
 
@@ -36,6 +42,7 @@ pub(super) const LONG_ABOUT: &str = "Export a run for other tools, derived from 
         ("The run as an OTLP/JSON trace", "delta export --run-id ID -w ./work --format otlp > trace.json"),
         ("Send it to a collector (OTLP/HTTP)", "delta export --run-id ID -w ./work --format otlp --otlp-endpoint http://localhost:4318"),
         ("Shareable: no prompts, arguments or outputs", "delta export --run-id ID -w ./work --format atif --redact-content"),
+        ("The run as a regression test", "delta export --run-id ID -w ./work --format scenario -o recorded/ --name recorded-fix-typo"),
     ])
 )]
 pub struct ExportArgs {
@@ -51,9 +58,20 @@ pub struct ExportArgs {
     #[arg(long, value_enum)]
     format: ExportFormat,
 
-    /// Write to this file instead of stdout.
-    #[arg(short, long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    /// Write to this file instead of stdout (with --format scenario: the directory to
+    /// create, new or empty; required).
+    #[arg(short, long, value_name = "FILE", value_hint = ValueHint::AnyPath)]
     output: Option<PathBuf>,
+
+    /// The scenario's name (default: `recorded-RUN_ID`); lowercase letters, digits and `-`.
+    /// Needs --format scenario.
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+
+    /// The real server whose request checks the scenario's mock-llm reproduces (its
+    /// `mock_profile`). Needs --format scenario.
+    #[arg(long, value_enum, value_name = "PROFILE")]
+    mock_profile: Option<scenario::MockProfile>,
 
     /// Post the trace to this OTLP/HTTP endpoint (`/v1/traces` is appended unless the
     /// URL ends with it); headers from OTEL_EXPORTER_OTLP_HEADERS. Needs --format otlp.
@@ -72,6 +90,8 @@ enum ExportFormat {
     Atif,
     /// OTLP/JSON ExportTraceServiceRequest.
     Otlp,
+    /// A delta-conformance scenario replaying the run (a directory, -o).
+    Scenario,
 }
 
 /// Why `delta export` failed.
@@ -86,6 +106,17 @@ pub enum ExportError {
     /// `--otlp-endpoint` with `--format atif`.
     #[error("--otlp-endpoint posts a trace; use it with --format otlp")]
     EndpointNeedsOtlp,
+    /// An option of one format given with another.
+    #[error("{option} {what}")]
+    Misused {
+        /// The option.
+        option: &'static str,
+        /// What it needs.
+        what: &'static str,
+    },
+    /// The run could not become a scenario.
+    #[error(transparent)]
+    Scenario(#[from] scenario::ScenarioError),
     /// The output file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {
@@ -104,11 +135,30 @@ impl ExportError {
     /// The exit code.
     pub(super) fn exit(&self) -> Exit {
         match self {
-            ExportError::EndpointNeedsOtlp => Exit::Usage,
-            ExportError::Trajectory(_)
+            ExportError::EndpointNeedsOtlp | ExportError::Misused { .. } => Exit::Usage,
+            ExportError::Scenario(scenario::ScenarioError::Name { .. }) => Exit::Usage,
+            ExportError::Scenario(_)
+            | ExportError::Trajectory(_)
             | ExportError::Post(_)
             | ExportError::Write { .. }
             | ExportError::Runtime(_) => Exit::Failure,
+        }
+    }
+
+    /// How to fix it.
+    pub(super) fn help(&self) -> Option<String> {
+        match self {
+            ExportError::Scenario(error) => error.help(),
+            ExportError::Misused { .. } => Some(
+                "--format scenario writes a directory (-o DIR, --name, --mock-profile); atif and \
+                 otlp write a document (--redact-content, --otlp-endpoint with otlp)"
+                    .into(),
+            ),
+            ExportError::Trajectory(_)
+            | ExportError::Post(_)
+            | ExportError::EndpointNeedsOtlp
+            | ExportError::Write { .. }
+            | ExportError::Runtime(_) => None,
         }
     }
 }
@@ -128,7 +178,20 @@ impl ExportArgs {
         let format = match self.format {
             ExportFormat::Atif => Format::Atif,
             ExportFormat::Otlp => Format::Otlp,
+            ExportFormat::Scenario => return self.scenario(),
         };
+        for (given, option) in [
+            (self.name.is_some(), "--name"),
+            (self.mock_profile.is_some(), "--mock-profile"),
+        ] {
+            if given {
+                return Err(ExportError::Misused {
+                    option,
+                    what: "needs --format scenario",
+                }
+                .into());
+            }
+        }
         if self.otlp_endpoint.is_some() && format != Format::Otlp {
             return Err(ExportError::EndpointNeedsOtlp.into());
         }
@@ -168,6 +231,57 @@ impl ExportArgs {
             None if self.otlp_endpoint.is_none() => render::stdout(&text)?,
             None => {}
         }
+        Ok(Exit::Success)
+    }
+
+    /// `--format scenario`: the run as a conformance scenario in the directory `-o`.
+    fn scenario(self) -> Result<Exit, CliError> {
+        let refuse = |option: &'static str, what: &'static str| -> Result<Exit, CliError> {
+            Err(ExportError::Misused { option, what }.into())
+        };
+        if self.redact_content {
+            return refuse(
+                "--redact-content",
+                "cannot be used with --format scenario: a replay needs the recorded texts",
+            );
+        }
+        if self.otlp_endpoint.is_some() {
+            return Err(ExportError::EndpointNeedsOtlp.into());
+        }
+        let Some(dir) = &self.output else {
+            return refuse(
+                "--format scenario",
+                "needs -o DIR, the directory to write it to",
+            );
+        };
+        let trajectory =
+            Trajectory::load(&self.work_dir, &self.run_id).map_err(ExportError::from)?;
+        let options = scenario::Options {
+            name: self.name.clone(),
+            mock_profile: self.mock_profile.unwrap_or_default(),
+        };
+        let mut exported = scenario::export(&trajectory, &options).map_err(ExportError::from)?;
+        let redactor = key_redactor();
+        for file in &mut exported.files {
+            file.bytes = redactor.redact_bytes(&file.bytes);
+        }
+        scenario::write(&exported, dir).map_err(ExportError::from)?;
+        let mut text = format!(
+            "wrote scenario {} to {} ({} recorded answer(s), {} tool call(s))\n",
+            exported.name,
+            dir.join(exported.scenario_path()).display(),
+            exported.answers,
+            exported.tool_calls,
+        );
+        for note in &exported.notes {
+            text.push_str(&format!("  note: {note}\n"));
+        }
+        text.push_str(&format!(
+            "replay it: delta-conformance run --fixtures {} --filter {} --impl delta\n",
+            crate::quote::quote_path(dir),
+            exported.name,
+        ));
+        render::stderr(&text);
         Ok(Exit::Success)
     }
 }

@@ -3,9 +3,11 @@
 //! semantic conventions ([`otlp`]) for observability back ends.
 //!
 //! Both are pure functions of a [`Trajectory`]: the same run exports to the same bytes.
+//! [`scenario`] turns a finished run into a conformance scenario that replays it.
 
 pub mod atif;
 pub mod otlp;
+pub mod scenario;
 
 use crate::trajectory::Trajectory;
 

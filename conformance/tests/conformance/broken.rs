@@ -169,6 +169,9 @@ fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
         "format-raw-object-compact",
         "hooks-failing-hooks-never-fail-the-run",
         "hooks-pre-tool-execution-skip",
+        "recorded-ask-continue-fail",
+        "recorded-hello-world",
+        "recorded-llama-cpp-smollm2",
         "replay-identical-offline",
         "replay-reports-the-first-divergence",
     ];
@@ -201,6 +204,7 @@ fn exit_zero_on_failure_fails_the_failure_scenarios() {
             "stream-jsonl-failure-paths",
             "replay-reports-the-first-divergence",
             "run-id-reuse-refused",
+            "recorded-llama-cpp-smollm2",
         ],
         &[
             "budget-tokens-stops-and-resumes",
@@ -208,6 +212,7 @@ fn exit_zero_on_failure_fails_the_failure_scenarios() {
             "stream-jsonl-failure-paths",
             "hooks-on-run-end-after-budget",
             "max-iterations-budget",
+            "recorded-llama-cpp-smollm2",
             "replay-reports-the-first-divergence",
         ],
     );
@@ -264,8 +269,14 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "v17-3.2-raw-rejected-in-exec",
             "v17-7.2-inject-as-conflict",
             "v17-7.3-undefined-parameter",
+            "recorded-ask-continue-fail",
+            "recorded-hello-world",
+            "recorded-llama-cpp-smollm2",
         ],
         &[
+            "recorded-ask-continue-fail",
+            "recorded-hello-world",
+            "recorded-llama-cpp-smollm2",
             "api-key-never-written",
             "budget-tokens-stops-and-resumes",
             "output-schema-repair-and-violation",

@@ -375,6 +375,13 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         "$ delta replay --run-id recorded -w ws --new-run-id check-3 --format json",
         Skip("a transcript with its output; tests/it/e2e/replay.rs runs this sequence"),
     ),
+    (
+        "docs/time-travel.md",
+        "delta export --run-id ID -w WORKSPACE --format scenario",
+        Skip(
+            "a synopsis with placeholders; tests/it/export/scenario.rs exports runs and replays them with delta-conformance run --fixtures",
+        ),
+    ),
 ];
 
 /// The pages whose commands are run.

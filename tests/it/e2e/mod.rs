@@ -13,7 +13,7 @@ mod formats;
 mod hello_world;
 mod live_stream;
 mod mcp;
-mod real_llm;
+pub(crate) mod real_llm;
 mod replay;
 mod run_files;
 mod secrets;

@@ -14,14 +14,14 @@ use crate::support::run::{assert_consistent, delta, hello_world, only_run};
 
 const FIXTURE: &str = "fixtures/real-llm/llama-cpp-smollm2/exchange.json";
 
-fn fixture() -> Value {
+pub(crate) fn fixture() -> Value {
     let text = std::fs::read_to_string(Path::new(ROOT).join(FIXTURE)).expect("read the fixture");
     serde_json::from_str(&text).expect("the fixture is JSON")
 }
 
 /// A sequential mock script answering with the recorded responses, tool-call ids and
 /// argument text exactly as the real server sent them.
-fn script(exchange: &[Value]) -> Script {
+pub(crate) fn script(exchange: &[Value]) -> Script {
     let steps: Vec<Value> = exchange
         .iter()
         .map(|pair| {
@@ -66,6 +66,18 @@ fn shape(request: &Value) -> Value {
     request
 }
 
+/// The hello-world example as `scripts/real-llm-smoke.sh` pointed it at the local model.
+pub(crate) fn smollm2_agent(test: Test) -> Test {
+    let agent_yaml =
+        std::fs::read_to_string(Path::new(ROOT).join("examples/hello-world/agent.yaml"))
+            .expect("read the example")
+            .replace(
+                "  model: gpt-4o-mini\n",
+                "  model: smollm2\n  temperature: 0\n  max_tokens: 256\n",
+            );
+    hello_world(test).file("agent/agent.yaml", &agent_yaml)
+}
+
 #[test]
 fn every_request_the_real_server_accepted_passes_the_strict_llama_cpp_profile() {
     let fixture = fixture();
@@ -101,25 +113,15 @@ fn the_recorded_real_exchange_replays_against_the_strict_llama_cpp_profile() {
         },
     )
     .expect("start mock-llm");
-    let agent_yaml =
-        std::fs::read_to_string(Path::new(ROOT).join("examples/hello-world/agent.yaml"))
-            .expect("read the example")
-            .replace(
-                "  model: gpt-4o-mini\n",
-                "  model: smollm2\n  temperature: 0\n  max_tokens: 256\n",
-            );
     let task = fixture["task"].as_str().expect("task");
     let status = fixture["status"].as_str().expect("status");
     let max_iterations = exchange.len().to_string();
-    let run = delta(
-        hello_world(Test::new()).file("agent/agent.yaml", &agent_yaml),
-        &mock,
-    )
-    .args(["run", "--agent", "agent", "-w", "ws", "--max-iterations"])
-    .arg(&max_iterations)
-    .args(["-m", task])
-    .run()
-    .code(if status == "COMPLETED" { 0 } else { 1 });
+    let run = delta(smollm2_agent(Test::new()), &mock)
+        .args(["run", "--agent", "agent", "-w", "ws", "--max-iterations"])
+        .arg(&max_iterations)
+        .args(["-m", task])
+        .run()
+        .code(if status == "COMPLETED" { 0 } else { 1 });
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, status);
     assert!(

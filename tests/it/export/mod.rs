@@ -5,6 +5,7 @@
 mod atif;
 mod otlp;
 mod redact;
+mod scenario;
 mod view;
 
 use std::path::{Path, PathBuf};
