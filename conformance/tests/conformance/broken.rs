@@ -174,6 +174,11 @@ fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
         "recorded-llama-cpp-smollm2",
         "replay-identical-offline",
         "replay-reports-the-first-divergence",
+        "fork-at-a-boundary",
+        "mcp-server-missing-fails-at-start",
+        "mcp-stdio-tools",
+        "mcp-timeout-is-an-observation",
+        "mcp-tool-faults-are-observations",
     ];
     check("drop-seq.sh", &must_fail, &extensions);
 }
@@ -295,6 +300,8 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "llm-401-fails-the-run",
             "replay-identical-offline",
             "replay-reports-the-first-divergence",
+            "fork-at-a-boundary",
+            "mcp-server-missing-fails-at-start",
             "run-id-invalid-refused",
             "run-id-reuse-refused",
         ],
