@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueHint};
 
-use super::drive::{self, Format, LimitArgs, Terminal, parse_run_id, read_message};
+use super::drive::{TakeOnArgs, parse_run_id, read_message};
 use super::error::CliError;
 use super::render;
 use crate::launch::Start;
@@ -77,30 +77,8 @@ pub struct ContinueArgs {
     #[arg(long)]
     force: bool,
 
-    /// Fresh iteration budget [default: agent.yaml's max_iterations, else 30].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    max_iterations: Option<u32>,
-
-    /// Interactive mode: ask_human questions are asked on the terminal instead of pausing.
-    #[arg(short, long)]
-    interactive: bool,
-
-    /// Never ask (continue asks nothing besides -i's questions; accepted so that scripts
-    /// can pass `delta run`'s flags).
-    #[arg(short, long)]
-    yes: bool,
-
-    /// What stdout gets: the result at the end, or (jsonl) every journal line as it is
-    /// appended and a RESULT line.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
-
     #[command(flatten)]
-    limits: LimitArgs,
-
-    /// Show engine detail on stderr: timings, invocation ids, retries.
-    #[arg(short, long)]
-    verbose: bool,
+    take_on: TakeOnArgs,
 }
 
 impl ContinueArgs {
@@ -112,21 +90,11 @@ impl ContinueArgs {
         };
         let workspace = std::path::absolute(&self.work_dir).map_err(CliError::CurrentDir)?;
         let message = read_message(self.message, self.message_file)?;
-        let spec = self.limits.spec(
-            Start::Continue {
-                workspace,
-                run_id,
-                message,
-                force: self.force,
-            },
-            self.max_iterations,
-        );
-        let terminal = Terminal {
-            verbose: self.verbose,
-            interactive: self.interactive,
-            yes: self.yes,
-            format: self.format,
-        };
-        drive::launch(spec, terminal)
+        self.take_on.launch(Start::Continue {
+            workspace,
+            run_id,
+            message,
+            force: self.force,
+        })
     }
 }

@@ -125,6 +125,50 @@ pub(super) fn parse_run_id(text: &str) -> Result<RunId, String> {
     RunId::parse(text).map_err(|error| error.to_string())
 }
 
+/// The flags of the commands that take an existing run on (`continue`, `fork`): the fresh
+/// budget, the terminal, and what stdout gets.
+#[derive(Debug, Args)]
+pub(super) struct TakeOnArgs {
+    /// Fresh iteration budget [default: agent.yaml's max_iterations, else 30].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_iterations: Option<u32>,
+
+    /// Interactive mode: ask_human questions are asked on the terminal instead of pausing.
+    #[arg(short, long)]
+    interactive: bool,
+
+    /// Never ask (nothing is asked besides -i's questions; accepted so that scripts can
+    /// pass `delta run`'s flags).
+    #[arg(short, long)]
+    yes: bool,
+
+    /// What stdout gets: the result at the end, or (jsonl) every journal line as it is
+    /// appended and a RESULT line.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+
+    #[command(flatten)]
+    limits: LimitArgs,
+
+    /// Show engine detail on stderr: timings, invocation ids, retries.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+impl TakeOnArgs {
+    /// Drives the run `start` names to its end with these flags and prints its result.
+    pub(super) fn launch(self, start: Start) -> Result<Exit, CliError> {
+        let spec = self.limits.spec(start, self.max_iterations);
+        let terminal = Terminal {
+            verbose: self.verbose,
+            interactive: self.interactive,
+            yes: self.yes,
+            format: self.format,
+        };
+        launch(spec, terminal)
+    }
+}
+
 /// How the terminal takes part in a run.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Terminal {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueHint};
 
-use super::drive::{self, Format, LimitArgs, Terminal, parse_run_id, read_message};
+use super::drive::{TakeOnArgs, parse_run_id, read_message};
 use super::error::CliError;
 use super::render;
 use crate::fork::{ForkSpec, fork};
@@ -72,28 +72,8 @@ pub struct ForkArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "message", value_hint = ValueHint::FilePath)]
     message_file: Option<PathBuf>,
 
-    /// Iteration budget of the fork [default: agent.yaml's max_iterations, else 30].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    max_iterations: Option<u32>,
-
-    /// Interactive mode: ask_human questions are asked on the terminal instead of pausing.
-    #[arg(short, long)]
-    interactive: bool,
-
-    /// Never ask (accepted so that scripts can pass `delta run`'s flags).
-    #[arg(short, long)]
-    yes: bool,
-
-    /// What stdout gets, as for `delta continue`.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
-
     #[command(flatten)]
-    limits: LimitArgs,
-
-    /// Show engine detail on stderr: timings, invocation ids, retries.
-    #[arg(short, long)]
-    verbose: bool,
+    take_on: TakeOnArgs,
 }
 
 impl ForkArgs {
@@ -122,21 +102,11 @@ impl ForkArgs {
             forked.parent.run_id,
             forked.parent.seq
         ));
-        let spec = self.limits.spec(
-            Start::Continue {
-                workspace: forked.paths.workspace().to_path_buf(),
-                run_id: forked.paths.run_id().clone(),
-                message,
-                force: false,
-            },
-            self.max_iterations,
-        );
-        let terminal = Terminal {
-            verbose: self.verbose,
-            interactive: self.interactive,
-            yes: self.yes,
-            format: self.format,
-        };
-        drive::launch(spec, terminal)
+        self.take_on.launch(Start::Continue {
+            workspace: forked.paths.workspace().to_path_buf(),
+            run_id: forked.paths.run_id().clone(),
+            message,
+            force: false,
+        })
     }
 }
