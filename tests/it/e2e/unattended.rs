@@ -212,6 +212,13 @@ fn sigterm_during_a_tool_ends_the_stream_interrupted() {
     assert_eq!(result["error"]["type"], "Interrupted");
 }
 
+/// `delta continue` of run `id` in `ws`, with `flags`.
+fn continue_run(test: Test, mock: &mock_llm::MockServer, id: &str, flags: &[&str]) -> Test {
+    delta(test, mock)
+        .args(["continue", "--run-id", id, "-w", "ws"])
+        .args(flags.iter().copied())
+}
+
 /// A budget run through jsonl: stream checked, then the metadata's budget record.
 fn budget_run(flags: &[&str], script: &str) -> (Run, RunFiles, Value, mock_llm::MockServer) {
     let mock = mock(script);
@@ -256,16 +263,7 @@ fn a_cost_budget_stops_the_run_within_one_call_of_its_limit_and_resumes_with_mor
 
     // The same budget again is refused with the fix; a larger one resumes the run.
     let id = metadata["run_id"].as_str().expect("id").to_owned();
-    let again = delta(run.then(), &mock)
-        .args([
-            "continue",
-            "--run-id",
-            &id,
-            "-w",
-            "ws",
-            "--max-cost-usd",
-            "0.01",
-        ])
+    let again = continue_run(run.then(), &mock, &id, &["--max-cost-usd", "0.01"])
         .run()
         .code(2);
     snapshot!(again.stderr(), @"
@@ -273,20 +271,14 @@ fn a_cost_budget_stops_the_run_within_one_call_of_its_limit_and_resumes_with_mor
       = help: give a larger budget: --max-cost-usd with more than $0.0132
     ");
     let before = files.read("journal.jsonl").lines().count();
-    let more = delta(again.then(), &mock)
-        .args([
-            "continue",
-            "--run-id",
-            &id,
-            "-w",
-            "ws",
-            "--max-cost-usd",
-            "0.02",
-            "--format",
-            "jsonl",
-        ])
-        .run()
-        .code(1);
+    let more = continue_run(
+        again.then(),
+        &mock,
+        &id,
+        &["--max-cost-usd", "0.02", "--format", "jsonl"],
+    )
+    .run()
+    .code(1);
     assert_eq!(mock.requests().len(), 4, "{}", more.stderr());
     // A continued run streams what it appends, not the lines it found.
     let journal = files.read("journal.jsonl");
@@ -305,16 +297,7 @@ fn a_tokens_budget_stops_the_run_within_one_call_of_its_limit_and_resumes_with_m
     assert_eq!(result["error"]["budget"]["used"], 82000.0);
     assert_eq!(files.metadata()["budget"]["tokens"]["used"], 82000);
     let id = files.metadata()["run_id"].as_str().expect("id").to_owned();
-    let _more = delta(run.then(), &mock)
-        .args([
-            "continue",
-            "--run-id",
-            &id,
-            "-w",
-            "ws",
-            "--max-tokens",
-            "100000",
-        ])
+    let _more = continue_run(run.then(), &mock, &id, &["--max-tokens", "100000"])
         .run()
         .code(1);
     assert_eq!(mock.requests().len(), 3);
@@ -350,16 +333,7 @@ steps:
     });
     // A larger budget resumes it: the model gets the tool's result and answers.
     let id = files.metadata()["run_id"].as_str().expect("id").to_owned();
-    let _more = delta(run.then(), &mock)
-        .args([
-            "continue",
-            "--run-id",
-            &id,
-            "-w",
-            "ws",
-            "--max-duration",
-            "60s",
-        ])
+    let _more = continue_run(run.then(), &mock, &id, &["--max-duration", "60s"])
         .run()
         .code(0);
     assert_eq!(files.metadata()["result"], "Rested.");
