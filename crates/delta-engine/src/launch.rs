@@ -31,7 +31,7 @@ use crate::engine::{
 };
 use crate::journal::FsyncPolicy;
 use crate::llm::{ChatModel, LlmClient, resolve_credentials};
-use crate::output::{Exit, OutputError, RunResult};
+use crate::output::{OutputError, RunResult};
 use crate::process::OutputPolicy;
 use crate::resume::{self, ContinueOptions, Entry, ResumeError, ResumeReport};
 use crate::run::{ReplayRef, RunId, RunPaths, RunStateError};
@@ -199,46 +199,16 @@ pub enum LaunchError {
 }
 
 impl LaunchError {
-    /// 126 for what the user must configure or grant (a usable workspace included), 2
-    /// when the command line or the workspace question lacks what is needed, 1 for the
-    /// rest.
-    #[must_use]
-    pub fn exit(&self) -> Exit {
-        match self {
-            LaunchError::Config(_)
-            | LaunchError::Credentials(_)
-            | LaunchError::Setting { .. }
-            | LaunchError::Fsync(_)
-            | LaunchError::OutputSchema(_)
-            | LaunchError::UnknownPrice { .. } => Exit::Config,
-            LaunchError::BudgetSpent { .. } => Exit::Usage,
-            LaunchError::Workspace(error) => match error {
-                WorkspaceError::PermissionDenied { .. }
-                | WorkspaceError::NotFound { .. }
-                | WorkspaceError::NotADirectory { .. }
-                | WorkspaceError::ParentNotADirectory { .. }
-                | WorkspaceError::DeltaNotADirectory { .. } => Exit::Config,
-                WorkspaceError::SeedNotADirectory { .. } => Exit::Usage,
-                WorkspaceError::Io { .. } | WorkspaceError::Exhausted { .. } => Exit::Failure,
-            },
-            LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
-                source,
-                ..
-            })) if is_permission(source) => Exit::Config,
-            LaunchError::NoAnswer { .. } => Exit::Usage,
-            LaunchError::Resume(error) if error.is_usage() => Exit::Usage,
-            LaunchError::Resume(_)
-            | LaunchError::Client(_)
-            | LaunchError::Prompt(_)
-            | LaunchError::Engine(_)
-            | LaunchError::Runtime(_)
-            | LaunchError::Output(_) => Exit::Failure,
-        }
-    }
-
     /// How to fix it, when the message does not already say.
     #[must_use]
     pub fn help(&self) -> Option<String> {
+        if let Some(path) = self.denied_path() {
+            return Some(format!(
+                "check the permissions of {} (the workspace's .delta/ must be writable), or \
+                 pass a workspace you can write to with -w",
+                path.display()
+            ));
+        }
         match self {
             LaunchError::Setting { variable, .. } => {
                 Some(format!("fix {variable}, or unset it for the default"))
@@ -269,15 +239,6 @@ impl LaunchError {
                 "answer y (reuse {previous}) or n (a new workspace); -y always creates a new \
                  one and -w PATH names the workspace, both without asking"
             )),
-            LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
-                path,
-                source,
-                ..
-            })) if is_permission(source) => Some(format!(
-                "check the permissions of {} (the workspace's .delta/ must be writable), or \
-                 pass a workspace you can write to with -w",
-                path.display()
-            )),
             LaunchError::Config(_)
             | LaunchError::Credentials(_)
             | LaunchError::Fsync(_)
@@ -291,8 +252,25 @@ impl LaunchError {
     }
 }
 
-/// The OS refused: no permission, or a read-only file system (exit 126, as the user must
-/// grant access or choose another place).
+impl LaunchError {
+    /// The run directory the OS refused to create or write (no permission, a read-only
+    /// file system): something the user must grant or choose differently, unlike a full
+    /// disk.
+    #[must_use]
+    pub fn denied_path(&self) -> Option<&Path> {
+        if let LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
+            path,
+            source,
+            ..
+        })) = self
+            && is_permission(source)
+        {
+            return Some(path);
+        }
+        None
+    }
+}
+
 fn is_permission(error: &std::io::Error) -> bool {
     matches!(
         error.kind(),
@@ -338,14 +316,6 @@ pub struct Finished {
     pub paths: RunPaths,
     /// Its RunResult, read back from the `metadata.json` on disk.
     pub result: RunResult,
-}
-
-impl Finished {
-    /// The exit code the run's end implies.
-    #[must_use]
-    pub fn exit(&self) -> Exit {
-        self.result.exit_code()
-    }
 }
 
 impl Launch {
@@ -803,7 +773,7 @@ mod tests {
             std::io::ErrorKind::ReadOnlyFilesystem,
         ] {
             let error = run_dir(kind);
-            assert_eq!(error.exit(), Exit::Config);
+            assert_eq!(error.denied_path(), Some(Path::new("/w/.delta/r1")));
             assert!(
                 error
                     .help()
@@ -813,7 +783,7 @@ mod tests {
             );
         }
         let full = run_dir(std::io::ErrorKind::StorageFull);
-        assert_eq!(full.exit(), Exit::Failure);
+        assert_eq!(full.denied_path(), None);
         assert_eq!(full.help(), None);
     }
 }

@@ -12,10 +12,10 @@ use delta_cli::cli;
 
 fn main() -> ExitCode {
     match cli::run() {
-        Ok(exit) => exit.into(),
+        Ok(exit) => ExitCode::from(exit.code()),
         Err(error) => {
             cli::report(&error);
-            error.exit().into()
+            ExitCode::from(error.exit().code())
         }
     }
 }

@@ -17,8 +17,6 @@ pub use runner::{Next, TaskRunner};
 pub use slurm::{JobState, SlurmOptions, job_states, run_worker, submit};
 pub use tasks::{Task, TaskFileError, load_tasks};
 
-use crate::output::Exit;
-
 /// What `delta batch run` was asked.
 #[derive(Debug, Clone)]
 pub struct BatchSpec {
@@ -102,22 +100,6 @@ pub enum BatchError {
 }
 
 impl BatchError {
-    /// The exit code: 126 for what the user must fix in the inputs, 1 otherwise.
-    #[must_use]
-    pub fn exit(&self) -> Exit {
-        match self {
-            BatchError::Tasks(_) | BatchError::Config(_) | BatchError::Mismatch { .. } => {
-                Exit::Config
-            }
-            BatchError::Io { .. }
-            | BatchError::Corrupt { .. }
-            | BatchError::Spawn { .. }
-            | BatchError::NoRun { .. }
-            | BatchError::Sbatch(_)
-            | BatchError::NoSuchIndex { .. } => Exit::Failure,
-        }
-    }
-
     /// How to fix it, when the message does not say.
     #[must_use]
     pub fn help(&self) -> Option<String> {

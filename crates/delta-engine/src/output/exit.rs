@@ -1,7 +1,6 @@
 //! The exit codes of `delta`, one table for every command and every run end (DESIGN.md,
-//! "Output").
-
-use std::process::ExitCode;
+//! "Output"). A run's end implies its code (seed 002 §4.3), so the engine names it; which
+//! code an error ends the process with is decided by the command line alone.
 
 use crate::run::{ErrorInfo, ErrorType, Metadata, RunStatus};
 
@@ -70,12 +69,6 @@ impl Exit {
 impl PartialEq<i32> for Exit {
     fn eq(&self, other: &i32) -> bool {
         i32::from(self.code()) == *other
-    }
-}
-
-impl From<Exit> for ExitCode {
-    fn from(exit: Exit) -> Self {
-        ExitCode::from(exit.code())
     }
 }
 

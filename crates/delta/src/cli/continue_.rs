@@ -12,12 +12,12 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueHint};
 
-use super::drive::{TakeOnArgs, parse_run_id, read_message};
+use super::args::{existing_run, parse_run_id};
+use super::drive::{TakeOnArgs, read_message};
 use super::error::CliError;
 use super::render;
 use delta_engine::launch::Start;
 use delta_engine::output::Exit;
-use delta_engine::quote::quote_path;
 use delta_engine::run::RunId;
 
 /// The long description of `--help` (set on the subcommand, whose doc comment would
@@ -83,12 +83,7 @@ pub struct ContinueArgs {
 
 impl ContinueArgs {
     pub(super) fn run(self) -> Result<Exit, CliError> {
-        let Some(run_id) = self.run_id else {
-            return Err(CliError::RunIdRequired {
-                workspace: quote_path(&self.work_dir),
-            });
-        };
-        let workspace = std::path::absolute(&self.work_dir).map_err(CliError::CurrentDir)?;
+        let (run_id, workspace) = existing_run(self.run_id, &self.work_dir)?;
         let message = read_message(self.message, self.message_file)?;
         self.take_on.launch(Start::Continue {
             workspace,

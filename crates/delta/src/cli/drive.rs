@@ -21,7 +21,6 @@ use delta_engine::launch::{
 };
 use delta_engine::output::{Exit, render_json, render_raw, render_text};
 use delta_engine::resume::ResumeReport;
-use delta_engine::run::RunId;
 use delta_engine::run::RunPaths;
 
 /// `--format`.
@@ -122,11 +121,6 @@ pub(super) fn read_message(
     }
 }
 
-/// `--run-id`'s parser.
-pub(super) fn parse_run_id(text: &str) -> Result<RunId, String> {
-    RunId::parse(text).map_err(|error| error.to_string())
-}
-
 /// The flags of the commands that take an existing run on (`continue`, `fork`): the fresh
 /// budget, the terminal, and what stdout gets.
 #[derive(Debug, Args)]
@@ -209,7 +203,7 @@ pub(super) fn launch(spec: LaunchSpec, terminal: Terminal) -> Result<Exit, CliEr
         Format::Raw | Format::Jsonl => render_raw(&finished.result),
     };
     render::stdout(&text)?;
-    Ok(finished.exit())
+    Ok(finished.result.exit_code())
 }
 
 /// Prepares the run of `spec` and drives it to its end with `observer` watching.

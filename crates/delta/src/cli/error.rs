@@ -1,15 +1,18 @@
 //! Every way a `delta` command can fail, the exit code each maps to, and how it is shown.
 
 use std::io;
+use std::path::PathBuf;
 
-use super::export::ExportError;
 use super::init::InitError;
 use super::render::{self, StdoutError};
 use delta_engine::config::ConfigError;
+use delta_engine::export::otlp::PostError;
+use delta_engine::export::scenario;
 use delta_engine::fork::ForkError;
 use delta_engine::launch::LaunchError;
 use delta_engine::output::{Exit, OutputError};
 use delta_engine::replay::ReplayError;
+use delta_engine::trajectory::TrajectoryError;
 use delta_engine::view::ViewError;
 use delta_engine::workspace::WorkspaceError;
 
@@ -110,9 +113,9 @@ impl CliError {
                 ..
             })) => Exit::Usage,
             CliError::Replay(_) => Exit::Failure,
-            CliError::Launch(error) => error.exit(),
+            CliError::Launch(error) => super::exit::launch(error),
             CliError::Export(error) => error.exit(),
-            CliError::Batch(error) => error.exit(),
+            CliError::Batch(error) => super::exit::batch(error),
             CliError::View(_)
             | CliError::Output(_)
             | CliError::CurrentDir(_)
@@ -183,4 +186,73 @@ pub fn report(error: &CliError) {
         },
     };
     render::stderr(&render::diagnostic(&text));
+}
+
+/// Why `delta export` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The run could not be read.
+    #[error(transparent)]
+    Trajectory(#[from] TrajectoryError),
+    /// The trace could not be posted.
+    #[error(transparent)]
+    Post(#[from] PostError),
+    /// `--otlp-endpoint` with `--format atif`.
+    #[error("--otlp-endpoint posts a trace; use it with --format otlp")]
+    EndpointNeedsOtlp,
+    /// An option of one format given with another.
+    #[error("{option} {what}")]
+    Misused {
+        /// The option.
+        option: &'static str,
+        /// What it needs.
+        what: &'static str,
+    },
+    /// The run could not become a scenario.
+    #[error(transparent)]
+    Scenario(#[from] scenario::ScenarioError),
+    /// The output file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+impl ExportError {
+    /// The exit code.
+    pub(super) fn exit(&self) -> Exit {
+        match self {
+            ExportError::EndpointNeedsOtlp | ExportError::Misused { .. } => Exit::Usage,
+            ExportError::Scenario(scenario::ScenarioError::Name { .. }) => Exit::Usage,
+            ExportError::Scenario(_)
+            | ExportError::Trajectory(_)
+            | ExportError::Post(_)
+            | ExportError::Write { .. }
+            | ExportError::Runtime(_) => Exit::Failure,
+        }
+    }
+
+    /// How to fix it.
+    pub(super) fn help(&self) -> Option<String> {
+        match self {
+            ExportError::Scenario(error) => error.help(),
+            ExportError::Misused { .. } => Some(
+                "--format scenario writes a directory (-o DIR, --name, --mock-profile); atif and \
+                 otlp write a document (--redact-content, --otlp-endpoint with otlp)"
+                    .into(),
+            ),
+            ExportError::Trajectory(_)
+            | ExportError::Post(_)
+            | ExportError::EndpointNeedsOtlp
+            | ExportError::Write { .. }
+            | ExportError::Runtime(_) => None,
+        }
+    }
 }

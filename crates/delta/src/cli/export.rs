@@ -6,16 +6,16 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum, ValueHint};
 
-use super::drive::parse_run_id;
-use super::error::CliError;
+use super::args::parse_run_id;
+use super::error::{CliError, ExportError};
 use super::render;
-use delta_engine::export::otlp::{self, PostError};
+use delta_engine::export::otlp;
 use delta_engine::export::{self, Content, Format, scenario};
 use delta_engine::llm::API_KEY_VARIABLES;
 use delta_engine::output::Exit;
 use delta_engine::run::RunId;
 use delta_engine::secrets::Redactor;
-use delta_engine::trajectory::{Trajectory, TrajectoryError};
+use delta_engine::trajectory::Trajectory;
 
 /// The long description of `--help`.
 pub(super) const LONG_ABOUT: &str = "Export a run for other tools, derived from its journal \
@@ -102,75 +102,6 @@ enum ExportFormat {
     Otlp,
     /// A delta-conformance scenario replaying the run (a directory, -o).
     Scenario,
-}
-
-/// Why `delta export` failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    /// The run could not be read.
-    #[error(transparent)]
-    Trajectory(#[from] TrajectoryError),
-    /// The trace could not be posted.
-    #[error(transparent)]
-    Post(#[from] PostError),
-    /// `--otlp-endpoint` with `--format atif`.
-    #[error("--otlp-endpoint posts a trace; use it with --format otlp")]
-    EndpointNeedsOtlp,
-    /// An option of one format given with another.
-    #[error("{option} {what}")]
-    Misused {
-        /// The option.
-        option: &'static str,
-        /// What it needs.
-        what: &'static str,
-    },
-    /// The run could not become a scenario.
-    #[error(transparent)]
-    Scenario(#[from] scenario::ScenarioError),
-    /// The output file could not be written.
-    #[error("cannot write {}: {source}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The async runtime could not start.
-    #[error("cannot start the async runtime: {0}")]
-    Runtime(#[source] std::io::Error),
-}
-
-impl ExportError {
-    /// The exit code.
-    pub(super) fn exit(&self) -> Exit {
-        match self {
-            ExportError::EndpointNeedsOtlp | ExportError::Misused { .. } => Exit::Usage,
-            ExportError::Scenario(scenario::ScenarioError::Name { .. }) => Exit::Usage,
-            ExportError::Scenario(_)
-            | ExportError::Trajectory(_)
-            | ExportError::Post(_)
-            | ExportError::Write { .. }
-            | ExportError::Runtime(_) => Exit::Failure,
-        }
-    }
-
-    /// How to fix it.
-    pub(super) fn help(&self) -> Option<String> {
-        match self {
-            ExportError::Scenario(error) => error.help(),
-            ExportError::Misused { .. } => Some(
-                "--format scenario writes a directory (-o DIR, --name, --mock-profile); atif and \
-                 otlp write a document (--redact-content, --otlp-endpoint with otlp)"
-                    .into(),
-            ),
-            ExportError::Trajectory(_)
-            | ExportError::Post(_)
-            | ExportError::EndpointNeedsOtlp
-            | ExportError::Write { .. }
-            | ExportError::Runtime(_) => None,
-        }
-    }
 }
 
 /// A redactor of the API keys in the environment: whatever the run's records hold, an

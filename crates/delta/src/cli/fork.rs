@@ -5,13 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueHint};
 
-use super::drive::{TakeOnArgs, parse_run_id, read_message};
+use super::args::{existing_run, parse_run_id};
+use super::drive::{TakeOnArgs, read_message};
 use super::error::CliError;
 use super::render;
 use delta_engine::fork::{ForkSpec, fork};
 use delta_engine::launch::Start;
 use delta_engine::output::Exit;
-use delta_engine::quote::quote_path;
 use delta_engine::run::RunId;
 
 /// The long description of `--help`.
@@ -78,12 +78,7 @@ pub struct ForkArgs {
 
 impl ForkArgs {
     pub(super) fn run(self) -> Result<Exit, CliError> {
-        let Some(parent) = self.run_id else {
-            return Err(CliError::RunIdRequired {
-                workspace: quote_path(&self.work_dir),
-            });
-        };
-        let workspace = std::path::absolute(&self.work_dir).map_err(CliError::CurrentDir)?;
+        let (parent, workspace) = existing_run(self.run_id, &self.work_dir)?;
         let message = read_message(self.message, self.message_file)?;
         let forked = fork(&ForkSpec {
             workspace,

@@ -83,7 +83,7 @@ impl JsonlStream {
         self.catch_up();
         let (line, exit) = match &outcome {
             Ok(finished) => {
-                let exit = finished.exit();
+                let exit = finished.result.exit_code();
                 let line = ResultLine {
                     line_type: ResultTag::Result,
                     result: &finished.result,

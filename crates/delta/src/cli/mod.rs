@@ -2,19 +2,23 @@
 //! the rendering of errors.
 //!
 //! Adding a command takes one file here (its `Args` struct with `run`) and one variant of
-//! [`Command`]. Commands return an [`Exit`] or an error that becomes a [`CliError`]; only
-//! `main` turns either into the process's exit code, after [`report`] has printed the
-//! error once. The command files import `error` and never each other, and `error` imports
-//! no command but `init` (whose error it wraps), so the modules form no cycle.
+//! [`Command`]. Commands return an [`Exit`] or an error that becomes a [`CliError`]
+//! (`exit` decides the code of each engine error); only `main` turns either into the
+//! process's exit code, after [`report`] has printed the error once. The modules form no
+//! import cycle: the commands sit on what they share (`args`, `drive`, `error`, `render`,
+//! `stream`, `jsonl`, `human`), and `error` imports no command but `init`, whose error it
+//! wraps.
 
 // The command line renders; printing is denied everywhere else in the workspace.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod args;
 mod batch;
 mod completions;
 mod continue_;
 mod drive;
 mod error;
+mod exit;
 mod export;
 mod fork;
 mod human;

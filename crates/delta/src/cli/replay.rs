@@ -7,14 +7,14 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum, ValueHint};
 
-use super::drive::{TerminalFrontend, parse_run_id};
+use super::args::{existing_run, parse_run_id};
+use super::drive::TerminalFrontend;
 use super::error::CliError;
 use super::render;
 use super::stream::StreamRenderer;
 use delta_engine::engine::HumanInput;
 use delta_engine::launch::Launch;
 use delta_engine::output::Exit;
-use delta_engine::quote::quote_path;
 use delta_engine::replay::{Outcome, ReplaySpec, prepare};
 use delta_engine::run::RunId;
 
@@ -92,12 +92,7 @@ pub struct ReplayArgs {
 
 impl ReplayArgs {
     pub(super) fn run(self) -> Result<Exit, CliError> {
-        let Some(run_id) = self.run_id else {
-            return Err(CliError::RunIdRequired {
-                workspace: quote_path(&self.work_dir),
-            });
-        };
-        let workspace = std::path::absolute(&self.work_dir).map_err(CliError::CurrentDir)?;
+        let (run_id, workspace) = existing_run(self.run_id, &self.work_dir)?;
         let replay = prepare(&ReplaySpec {
             workspace,
             run_id,

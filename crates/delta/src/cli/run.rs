@@ -13,7 +13,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueHint};
 
-use super::drive::{self, Format, LimitArgs, Terminal, parse_run_id, read_message};
+use super::args::parse_run_id;
+use super::drive::{self, Format, LimitArgs, Terminal, read_message};
 use super::error::CliError;
 use super::render;
 use delta_engine::launch::Start;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueHint};
 
-use super::drive::parse_run_id;
+use super::args::parse_run_id;
 use super::error::CliError;
 use super::export::key_redactor;
 use super::render;
