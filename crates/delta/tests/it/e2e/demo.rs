@@ -272,8 +272,10 @@ fn prebuilt_binaries_skip_the_build() {
     );
 }
 
-/// The line the README's quick start shipped with: cargo refuses it ("no bin target named
-/// `mock-llm` in default-run packages"), since mock-llm is another package's binary.
+/// The kind of line the README's quick start once shipped with: cargo refuses it ("no bin
+/// target named `mock-llm` in ..."), since mock-llm is another package's binary. (Before
+/// the move to a virtual manifest the root package was selected by default; now a
+/// package must be named for cargo to refuse it.)
 #[test]
 fn the_build_check_rejects_what_cargo_rejects() {
     let metadata = metadata();
@@ -285,22 +287,18 @@ fn the_build_check_rejects_what_cargo_rejects() {
             .map(|s| (*s).to_owned())
             .collect()
     };
-    let error = bins_cargo_would_build(&args(&["--bin", "delta", "--bin", "mock-llm"]), &metadata)
-        .unwrap_err();
+    let error = bins_cargo_would_build(
+        &args(&["-p", "delta", "--bin", "delta", "--bin", "mock-llm"]),
+        &metadata,
+    )
+    .unwrap_err();
     assert_eq!(
         error,
-        "no bin target named `mock-llm` in the selected packages (delta-engine)"
+        "no bin target named `mock-llm` in the selected packages (delta)"
     );
     let built = bins_cargo_would_build(
         &args(&[
-            "-p",
-            "delta-engine",
-            "-p",
-            "mock-llm",
-            "--bin",
-            "delta",
-            "--bin",
-            "mock-llm",
+            "-p", "delta", "-p", "mock-llm", "--bin", "delta", "--bin", "mock-llm",
         ]),
         &metadata,
     )

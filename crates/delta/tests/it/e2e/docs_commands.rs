@@ -668,16 +668,17 @@ fn the_examples_former_build_commands_are_refused() {
     let uses = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect();
     let refused =
         |line: &str, names: &[&str]| check_cargo(line, &uses(names), &metadata).unwrap_err();
+    // The same mistakes in today's layout: a package named, whose binaries are not all.
     assert_eq!(
         refused(
-            "build --bin delta --bin delta-sessions --bin mock-llm",
+            "build -p delta --bin delta --bin delta-sessions --bin mock-llm",
             &["delta", "mock-llm"]
         ),
-        "no bin target named `mock-llm` in the selected packages (delta-engine)"
+        "no bin target named `mock-llm` in the selected packages (delta)"
     );
     assert_eq!(
-        refused("build", &["delta", "mock-llm"]),
-        "`cargo build` does not build [\"mock-llm\"], which the block runs"
+        refused("build -p delta", &["delta", "mock-llm"]),
+        "`cargo build -p delta` does not build [\"mock-llm\"], which the block runs"
     );
     assert!(refused("install --path .", &[]).contains("--locked"));
     assert!(

@@ -15,7 +15,7 @@ use crate::support::harness::Test;
 use crate::support::run::{assert_consistent, delta, mock, only_run};
 
 fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/code-reviewer")
+    Path::new(crate::support::harness::ROOT).join("examples/code-reviewer")
 }
 
 fn runner(fx: &Fixture) -> HookRunner {

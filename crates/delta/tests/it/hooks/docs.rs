@@ -9,7 +9,7 @@ use crate::hooks::support::{Fixture, Samples, read};
 
 /// The ```yaml blocks of docs/hooks.md.
 fn yaml_blocks() -> Vec<String> {
-    let doc = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/hooks.md"));
+    let doc = read(&Path::new(crate::support::harness::ROOT).join("docs/hooks.md"));
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
     for line in doc.lines() {

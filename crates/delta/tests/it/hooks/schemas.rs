@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::hooks::support::{Fixture, Samples, every_hook_runs, read_json};
 
 fn validator(name: &str) -> jsonschema::Validator {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let path = PathBuf::from(crate::support::harness::ROOT)
         .join("schemas")
         .join(name);
     jsonschema::validator_for(&read_json(&path)).unwrap()

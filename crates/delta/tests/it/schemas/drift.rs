@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 fn schemas_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas")
+    PathBuf::from(crate::support::harness::ROOT).join("schemas")
 }
 
 fn rendered(schema: &serde_json::Value) -> String {
