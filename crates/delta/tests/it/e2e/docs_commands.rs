@@ -9,6 +9,7 @@
 //! command is either run or skipped with a reason a reviewer can judge (issue 12, item 12).
 
 use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -118,7 +119,7 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
             "runs the whole conformance suite, which `cargo test --workspace` runs (conformance/tests); the last lines name another implementation and a placeholder run",
         ),
     ),
-    ("README.md", "cargo test --workspace --locked", Run("")),
+    ("README.md", "./scripts/test.sh", Run("")),
     (
         "examples/code-reviewer/README.md",
         "cp -r ~/src/myproject /tmp/review",
@@ -479,6 +480,18 @@ fn sandbox() -> tempfile::TempDir {
         std::fs::create_dir_all(dir.path().join(format!("crates/{package}"))).expect("mkdir");
         std::fs::copy(format!("{ROOT}/{manifest}"), dir.path().join(manifest)).expect("copy");
     }
+    // The README's test command stands in for itself as cargo does: it records that it
+    // ran, and check_cargo checks the real script (installing system packages and running
+    // the whole suite inside a test is what .ci/run does, once).
+    std::fs::create_dir(dir.path().join("scripts")).expect("mkdir scripts");
+    let test_script = dir.path().join("scripts/test.sh");
+    std::fs::write(
+        &test_script,
+        "#!/bin/sh\nprintf 'scripts/test.sh %s\\n' \"$*\" >> \"$DOCS_CARGO_LOG\"\n",
+    )
+    .expect("write scripts/test.sh");
+    std::fs::set_permissions(&test_script, std::fs::Permissions::from_mode(0o755))
+        .expect("chmod scripts/test.sh");
     std::os::unix::fs::symlink(target_dir(), dir.path().join("target")).expect("link target");
     std::fs::create_dir(dir.path().join("home")).expect("home");
     dir
@@ -577,6 +590,18 @@ fn check_cargo(
             }
         }
         Some("test") if line == "test --workspace --locked" => Ok(()),
+        Some("scripts/test.sh") => {
+            let ci = std::fs::read_to_string(Path::new(ROOT).join(".ci/run")).unwrap_or_default();
+            if words.len() == 1
+                && ci
+                    .lines()
+                    .any(|l| l.trim() == "test_command='./scripts/test.sh'")
+            {
+                Ok(())
+            } else {
+                Err(format!("`{line}` is not the test command .ci/run runs"))
+            }
+        }
         _ => Err(format!(
             "`cargo {line}` is not checked here; teach check_cargo"
         )),
