@@ -15,6 +15,7 @@ pub mod engine;
 pub mod export;
 pub mod fork;
 pub mod hooks;
+pub mod http;
 pub mod janitor;
 pub mod journal;
 pub mod launch;

@@ -531,7 +531,7 @@ pub async fn post(
         endpoint: shown.clone(),
         reason: e.without_url().to_string(),
     };
-    let client = reqwest::Client::builder()
+    let client = crate::http::client_builder()
         .timeout(std::time::Duration::from_secs(30))
         .build()
         .map_err(send)?;

@@ -119,7 +119,7 @@ impl LlmClient {
                 Ok(value)
             })
             .transpose()?;
-        let http = reqwest::Client::builder()
+        let http = crate::http::client_builder()
             .timeout(settings.request_timeout)
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("delta-engine/", env!("CARGO_PKG_VERSION")))

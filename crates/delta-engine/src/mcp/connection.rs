@@ -515,9 +515,7 @@ fn http_config(
     headers: &[(String, String)],
     bearer_token_env: Option<&str>,
 ) -> Result<StreamableHttpClientTransportConfig, (String, String)> {
-    // rmcp's reqwest is built without a TLS crypto provider (the engine's own client
-    // brings ring): install it as the process default once.
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    crate::http::install_crypto_provider();
     let variable = |name: &str, what: &str| {
         std::env::var(name).map_err(|_| {
             (
