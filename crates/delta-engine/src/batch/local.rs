@@ -64,19 +64,11 @@ pub fn run_local(
     jobs: usize,
     observer: &mut dyn BatchObserver,
 ) -> Result<LocalOutcome, BatchError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|source| BatchError::Io {
-            path: dir.root().to_path_buf(),
-            source,
-        })?;
-    let runner = TaskRunner {
-        delta: delta.to_path_buf(),
-        dir: dir.clone(),
-        agent: manifest.agent.clone(),
-    };
+    let runtime = TaskRunner::runtime(
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2),
+        dir,
+    )?;
+    let runner = TaskRunner::new(delta, dir, manifest);
     let outcome = runtime.block_on(drive_all(runner, manifest, jobs.max(1), observer))?;
     dir.write_summary(manifest)?;
     Ok(outcome)

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::process::Command;
 
 use super::BatchError;
-use super::dir::{BatchDir, TaskResult};
+use super::dir::{BatchDir, Manifest, TaskResult};
 use super::tasks::Task;
 use crate::run::{RunStatus, is_locked_by_other};
 
@@ -46,6 +46,30 @@ pub struct TaskRunner {
 }
 
 impl TaskRunner {
+    /// The runner of `manifest`'s tasks in `dir`, with `delta` as the child binary.
+    #[must_use]
+    pub fn new(delta: &Path, dir: &BatchDir, manifest: &Manifest) -> Self {
+        Self {
+            delta: delta.to_path_buf(),
+            dir: dir.clone(),
+            agent: manifest.agent.clone(),
+        }
+    }
+
+    /// The tokio runtime `builder` makes, for either executor to drive tasks on.
+    pub(super) fn runtime(
+        builder: &mut tokio::runtime::Builder,
+        dir: &BatchDir,
+    ) -> Result<tokio::runtime::Runtime, BatchError> {
+        builder
+            .enable_all()
+            .build()
+            .map_err(|source| BatchError::Io {
+                path: dir.root().to_path_buf(),
+                source,
+            })
+    }
+
     /// What the task's run directory says is next.
     #[must_use]
     pub fn next(&self, task: &Task) -> Next {

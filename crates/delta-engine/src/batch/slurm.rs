@@ -146,18 +146,8 @@ pub fn run_worker(
             index,
             submission: number,
         })?;
-    let runner = TaskRunner {
-        delta: delta.to_path_buf(),
-        dir: dir.clone(),
-        agent: manifest.agent.clone(),
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| BatchError::Io {
-            path: dir.root().to_path_buf(),
-            source,
-        })?;
+    let runner = TaskRunner::new(delta, dir, &manifest);
+    let runtime = TaskRunner::runtime(&mut tokio::runtime::Builder::new_current_thread(), dir)?;
     let result = runtime.block_on(runner.drive(task, manifest.retries, |_| {}))?;
     dir.write_summary(&manifest)?;
     Ok(result)

@@ -3,12 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use super::error::{ConfigError, sanitize};
-use super::hooks::DEFAULT_TIMEOUT_MS;
+use super::names::{DEFAULT_TIMEOUT_MS, OnMissing};
 use super::raw::{ContextYaml, GeneratorYaml, SourceYaml};
 use super::vars::{engine_vars, resolve_path};
 use super::{suggest, yaml};
@@ -73,17 +71,6 @@ pub struct Generator {
     pub command: Vec<String>,
     /// Kill the generator's process group after this long.
     pub timeout_ms: u64,
-}
-
-/// What to do when a source's file does not exist.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum OnMissing {
-    /// Fail (the default).
-    #[default]
-    Error,
-    /// Leave the source out.
-    Skip,
 }
 
 /// The `type` of a source, once recognised.

@@ -11,6 +11,7 @@ mod error;
 mod hooks;
 mod imports;
 mod mcp;
+mod names;
 pub mod raw;
 mod suggest;
 mod vars;
@@ -19,15 +20,14 @@ mod yaml;
 use std::path::{Path, PathBuf};
 
 pub use agent::{AgentFile, LlmConfig, Pricing, parse_agent_yaml};
-pub use context::{
-    ContextManifest, ContextSource, Generator, OnMissing, load_context, parse_context_yaml,
-};
+pub use context::{ContextManifest, ContextSource, Generator, load_context, parse_context_yaml};
 pub use error::ConfigError;
-pub use hooks::{DEFAULT_TIMEOUT_MS, HookName, HookSpec, Hooks, parse_hooks_yaml};
+pub use hooks::{HookSpec, Hooks, parse_hooks_yaml};
 pub use imports::parse_imported_yaml;
 pub use mcp::{
     DEFAULT_MCP_STARTUP_TIMEOUT, DEFAULT_MCP_TIMEOUT, MCP_TOOL_SEPARATOR, McpServer, McpTransport,
 };
+pub use names::{DEFAULT_TIMEOUT_MS, HookName, OnMissing};
 
 use crate::answer::OutputSchema;
 use crate::budget::Budget;

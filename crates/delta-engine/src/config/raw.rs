@@ -14,8 +14,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
-use super::context::OnMissing;
-use super::hooks::HookName;
+use super::names::{HookName, OnMissing};
 use super::yaml::KeyedMap;
 use crate::tool::ToolDef;
 

@@ -33,6 +33,7 @@
 
 mod act;
 mod ask_human;
+mod called;
 mod event;
 mod hooks;
 mod limits;

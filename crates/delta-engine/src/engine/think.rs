@@ -8,6 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::called::{Answer, Called};
 use super::window::{self, Fit, Limit, Window};
 use super::{
     ActiveRun, CONTEXT_ERROR, EngineError, EngineEvent, Flow, Level, Observer, Shutdown, Stop,
@@ -18,8 +19,7 @@ use crate::context::{ContextEnv, ContextReport, build_context};
 use crate::hooks::HookEvent;
 use crate::journal::{EventPayload, Thought, ToolCall, read_journal};
 use crate::llm::{
-    AssistantMessage, AttemptRecord, CallProgress, ChatMessage, ChatModel, Completion, LlmError,
-    cost_usd,
+    AttemptRecord, CallProgress, ChatMessage, ChatModel, Completion, LlmError, cost_usd,
 };
 use crate::run::{ErrorInfo, ErrorType, Timestamp};
 
@@ -383,28 +383,6 @@ impl ActiveRun {
         };
         self.metadata.usage.record(model, input, output, cost);
     }
-}
-
-/// The model's answer to one request.
-pub(super) struct Answer {
-    pub invocation_id: String,
-    pub message: AssistantMessage,
-    /// The prompt's size as the server counted it, when it said.
-    pub prompt_tokens: Option<u64>,
-    pub finish_reason: Option<String>,
-    pub reasoning: Option<String>,
-}
-
-/// How one request ended when it did not stop the run.
-pub(super) enum Called {
-    Answer(Answer),
-    /// The server answered that the request does not fit the model's context window.
-    Overflow {
-        invocation_id: String,
-        overflow: crate::llm::ContextOverflow,
-        /// The error as the user reads it.
-        error: String,
-    },
 }
 
 /// The messages of one request and what the budget did to them.

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::think::{Answer, Called};
+use super::called::{Answer, Called};
 use super::{ActiveRun, EngineError, EngineEvent, Flow, Level, Observer, Shutdown, Stop};
 use crate::config::{Agent, ContextManifest, LlmConfig};
 use crate::context::ContextReport;

@@ -124,49 +124,52 @@ fn iteration_steps(
     let mut notes: Vec<Value> = Vec::new();
     for event in &iteration.events {
         let timestamp = Some(event.timestamp.to_string());
-        match &event.payload {
+        let fields = match &event.payload {
             EventPayload::RunStart(start) => {
                 steps.push(step("user", content.text(&start.task), timestamp));
+                continue;
             }
             EventPayload::UserMessage(message) => {
                 steps.push(step("user", content.text(&message.content), timestamp));
+                continue;
             }
             EventPayload::SystemMessage(message) => {
                 flush(&mut agent_step, &mut notes, steps);
                 let mut system = step("system", &message.content, timestamp);
                 insert(&mut system, "extra", json!({"level": message.level}));
                 steps.push(system);
+                continue;
             }
             EventPayload::Thought(_) => {
                 agent_step = Some(answer_step(trajectory, iteration, event, content));
+                continue;
             }
-            EventPayload::HookExecutionAudit(hook) => notes.push(json!({
-                "seq": event.seq,
-                "timestamp": event.timestamp,
+            EventPayload::ActionRequest(_) | EventPayload::ActionResult(_) => continue,
+            EventPayload::HookExecutionAudit(hook) => json!({
                 "hook": hook.hook_name,
                 "status": hook.status,
                 "io_path_ref": hook.io_path_ref,
-            })),
-            EventPayload::HumanInputRequest(question) => notes.push(json!({
-                "seq": event.seq,
-                "timestamp": event.timestamp,
+            }),
+            EventPayload::HumanInputRequest(question) => json!({
                 "human_input_request": content.text(&question.prompt),
                 "input_type": question.input_type,
                 "sensitive": question.sensitive,
-            })),
-            EventPayload::HumanInputReceived(answer) => notes.push(json!({
-                "seq": event.seq,
-                "timestamp": event.timestamp,
+            }),
+            EventPayload::HumanInputReceived(answer) => json!({
                 "human_input_received": content.text(&answer.response),
-            })),
-            EventPayload::RunEnd(end) => notes.push(json!({
-                "seq": event.seq,
-                "timestamp": event.timestamp,
+            }),
+            EventPayload::RunEnd(end) => json!({
                 "run_end": end.status,
                 "error": end.error,
-            })),
-            EventPayload::ActionRequest(_) | EventPayload::ActionResult(_) => {}
+            }),
+        };
+        let mut note = Map::new();
+        note.insert("seq".into(), json!(event.seq));
+        note.insert("timestamp".into(), json!(event.timestamp));
+        if let Value::Object(fields) = fields {
+            note.extend(fields);
         }
+        notes.push(Value::Object(note));
     }
     flush(&mut agent_step, &mut notes, steps);
 }

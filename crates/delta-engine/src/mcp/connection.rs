@@ -1,10 +1,11 @@
 //! One live connection to an MCP server: for stdio, the child process (its own process
 //! group, stderr pumped into a redacted log) and the rmcp client over its pipes; for HTTP,
-//! the rmcp streamable-HTTP client with headers read from the environment.
+//! the rmcp streamable-HTTP client with headers read from the environment. [`McpEnv`] is
+//! what a connection is opened with: where its files go and what it must not reveal.
 
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,7 +21,6 @@ use serde_json::{Map, Value};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::{Child, ChildStderr, Command};
 
-use super::McpEnv;
 use crate::config::{McpServer, McpTransport};
 use crate::secrets::Redactor;
 
@@ -30,6 +30,20 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 /// How much of a server's stderr is kept in memory for error messages.
 const STDERR_TAIL: usize = 2048;
 
+/// Where servers started for a run keep their files, and what they must not reveal.
+#[derive(Debug, Clone)]
+pub struct McpEnv {
+    /// The workspace: working directory of stdio servers without `cwd:`.
+    pub workspace: PathBuf,
+    /// `io/mcp/` of the run: `<name>/stderr.log` per stdio server. `None` discards
+    /// their stderr (`delta tool expand`).
+    pub io_dir: Option<PathBuf>,
+    /// Added to the environment of stdio servers (the run's ids).
+    pub env: Vec<(String, String)>,
+    /// Applied to everything a server writes to its stderr log.
+    pub redactor: Redactor,
+}
+
 /// A server that cannot be used at run start: the run fails before any LLM call.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("MCP server '{server}' ({}:{line}) {message}", file.display())]
@@ -37,7 +51,7 @@ pub struct StartError {
     /// The server's name.
     pub server: String,
     /// The file that defines it.
-    pub file: std::path::PathBuf,
+    pub file: PathBuf,
     /// The line of its definition.
     pub line: u64,
     /// What went wrong.
@@ -93,7 +107,7 @@ struct Process {
     child: Child,
     pid: Pid,
     /// The directory of its `process.json` (for a run), removed once it is stopped.
-    record: Option<std::path::PathBuf>,
+    record: Option<PathBuf>,
 }
 
 impl Connection {

@@ -11,16 +11,14 @@ mod connection;
 mod orphans;
 mod result;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-pub use connection::StartError;
+pub use connection::{McpEnv, StartError};
 pub use result::{CallRecord, McpCallOutcome, write_call_record};
 
 use crate::config::{MCP_TOOL_SEPARATOR, McpServer};
-use crate::secrets::Redactor;
 use connection::{CallError, Connection};
 
 /// `delta tool expand`'s view of the servers: each tool with the name the model sees,
@@ -106,20 +104,6 @@ impl McpTool {
     pub fn resolved_command(&self) -> String {
         format!("mcp:{}/{}", self.server, self.tool)
     }
-}
-
-/// Where servers started for a run keep their files, and what they must not reveal.
-#[derive(Debug, Clone)]
-pub struct McpEnv {
-    /// The workspace: working directory of stdio servers without `cwd:`.
-    pub workspace: PathBuf,
-    /// `io/mcp/` of the run: `<name>/stderr.log` per stdio server. `None` discards
-    /// their stderr (`delta tool expand`).
-    pub io_dir: Option<PathBuf>,
-    /// Added to the environment of stdio servers (the run's ids).
-    pub env: Vec<(String, String)>,
-    /// Applied to everything a server writes to its stderr log.
-    pub redactor: Redactor,
 }
 
 /// A server's slot: its configuration, its connection while it is up, its tools.

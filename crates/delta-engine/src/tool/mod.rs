@@ -13,11 +13,13 @@ mod schema;
 mod shell;
 mod spec;
 mod template;
+mod vars;
 
 pub use def::{InjectAs, ParamDef, ToolDef};
 pub use error::{ArgumentError, ToolError};
-pub use expand::{ASK_HUMAN_TOOL, EngineVars, expand};
+pub use expand::{ASK_HUMAN_TOOL, expand};
 pub use invoke::Invocation;
 pub use program::{MissingProgram, missing_programs};
 pub use render::render_expanded;
 pub use spec::{CommandPart, DEFAULT_TOOL_TIMEOUT, ParamSpec, TemplatePiece, ToolSpec};
+pub use vars::EngineVars;

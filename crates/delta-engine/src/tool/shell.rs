@@ -19,8 +19,8 @@
 //! for the context. Everything else, newlines included, is copied unchanged.
 
 use super::error::ToolError;
-use super::expand::EngineVars;
 use super::template::{Placeholder, line_col, parse_placeholder};
+use super::vars::EngineVars;
 
 /// The rewritten script and its parameters in position order, with their `:raw` flag.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,7 +18,7 @@
 //! - a placeholder never splits or joins words: `--out=${file}` stays one argument.
 
 use super::error::ToolError;
-use super::expand::EngineVars;
+use super::vars::EngineVars;
 
 /// A parsed `${…}`.
 #[derive(Debug, Clone, PartialEq, Eq)]

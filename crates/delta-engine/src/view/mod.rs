@@ -5,6 +5,7 @@
 //! opens from `file://`, offline, and can be mailed as one file. A page of a run that is
 //! still going reloads itself, so regenerating it (`watch delta view …`) follows the run.
 
+mod html;
 mod page;
 mod table;
 

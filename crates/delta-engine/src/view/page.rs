@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::table::{cost_text, duration_text, status_class};
+use super::html::{cost_text, duration_text, esc, head, status_class, tail};
 use crate::export::Content;
 use crate::journal::{ActionStatus, Event, EventPayload, HookStatus};
 use crate::run::RunStatus;
@@ -33,7 +33,7 @@ pub fn run_page(trajectory: &Trajectory, link_base: &str, content: Content) -> S
     } else {
         String::new()
     };
-    super::table::head(&mut html, &title, &refresh);
+    head(&mut html, &title, &refresh);
     let _ = write!(
         html,
         "<header class=\"run\" data-run-id=\"{id}\" data-status=\"{status}\">\
@@ -108,7 +108,7 @@ pub fn run_page(trajectory: &Trajectory, link_base: &str, content: Content) -> S
         esc(trajectory.run_id()),
         esc(&metadata.work_dir.display().to_string()),
     );
-    super::table::tail(&mut html);
+    tail(&mut html);
     html
 }
 
@@ -368,20 +368,4 @@ fn folded(html: &mut String, label: &str, text: &str, full: Option<&str>) {
         chars - HEAD_CHARS - TAIL_CHARS,
         esc(&tail)
     );
-}
-
-/// `text` escaped for HTML text and attribute values.
-pub(super) fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            other => out.push(other),
-        }
-    }
-    out
 }
