@@ -3,14 +3,14 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::id::SessionId;
+use crate::id::{InvalidSessionId, SessionId};
 
 /// Everything that can go wrong in a sessions operation.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionsError {
     /// An id given on the command line does not have the `sess_` + 12 hex digits shape.
-    #[error("invalid session id '{0}'")]
-    InvalidId(String),
+    #[error(transparent)]
+    InvalidId(#[from] InvalidSessionId),
     /// `start --id` named an id that a session in the directory already has.
     #[error("session {id} already exists in {}", dir.display())]
     IdInUse { id: SessionId, dir: PathBuf },
