@@ -53,17 +53,9 @@ pub enum ForkError {
     /// The fresh workspace of `--work-dir-from` could not be made.
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
-    /// A file of the fork could not be written.
-    #[error("cannot {action} {}: {source}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What was attempted.
-        action: &'static str,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file of the fork could not be written; the message names it.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
 }
 
 impl ForkError {
@@ -83,7 +75,7 @@ impl ForkError {
             ForkError::Run(_)
             | ForkError::Journal(_)
             | ForkError::NoBoundary { .. }
-            | ForkError::Io { .. } => None,
+            | ForkError::Io(_) => None,
         }
     }
 }
@@ -244,23 +236,18 @@ fn choose(run_id: &RunId, valid: &[u64], at: Option<u64>) -> Result<u64, ForkErr
 
 /// Writes `events` as the fork's journal, RUN_START naming `new_id`, and syncs it.
 fn write_journal(path: &Path, events: &[Event], new_id: &RunId) -> Result<(), ForkError> {
-    let io = |action, source| ForkError::Io {
-        path: path.to_path_buf(),
-        action,
-        source,
-    };
     let mut bytes = Vec::new();
     for event in events {
         let mut event = event.clone();
         if let EventPayload::RunStart(start) = &mut event.payload {
             start.run_id = new_id.clone();
         }
-        serde_json::to_writer(&mut bytes, &event).map_err(|e| io("serialize", e.into()))?;
+        serde_json::to_writer(&mut bytes, &event).map_err(std::io::Error::from)?;
         bytes.push(b'\n');
     }
-    let mut file = std::fs::File::create_new(path).map_err(|e| io("create", e))?;
-    file.write_all(&bytes).map_err(|e| io("write", e))?;
-    file.sync_all().map_err(|e| io("sync", e))
+    let mut file = fs_err::File::create_new(path)?;
+    file.write_all(&bytes)?;
+    Ok(file.sync_all()?)
 }
 
 /// Hard-links the `io/` record `event` points to (an LLM invocation, a tool execution, a
@@ -294,19 +281,13 @@ fn link_records(parent: &RunPaths, fork: &RunPaths, event: &Event) -> Result<(),
 }
 
 fn link_tree(from: &Path, to: &Path) -> Result<(), ForkError> {
-    let io = |path: &Path, action, source| ForkError::Io {
-        path: path.to_path_buf(),
-        action,
-        source,
-    };
     let Ok(file_type) = std::fs::symlink_metadata(from).map(|m| m.file_type()) else {
         return Ok(());
     };
     if file_type.is_dir() {
-        std::fs::create_dir_all(to).map_err(|e| io(to, "create directory", e))?;
-        let entries = std::fs::read_dir(from).map_err(|e| io(from, "read directory", e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| io(from, "read directory", e))?;
+        fs_err::create_dir_all(to)?;
+        for entry in fs_err::read_dir(from)? {
+            let entry = entry?;
             link_tree(&entry.path(), &to.join(entry.file_name()))?;
         }
         Ok(())
@@ -315,12 +296,11 @@ fn link_tree(from: &Path, to: &Path) -> Result<(), ForkError> {
             return Ok(());
         }
         if let Some(dir) = to.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| io(dir, "create directory", e))?;
+            fs_err::create_dir_all(dir)?;
         }
         // A fresh workspace may sit on another file system, where no link can be made.
-        std::fs::hard_link(from, to)
-            .or_else(|_| std::fs::copy(from, to).map(|_| ()))
-            .map_err(|e| io(to, "link", e))
+        fs_err::hard_link(from, to).or_else(|_| fs_err::copy(from, to).map(|_| ()))?;
+        Ok(())
     } else {
         Ok(())
     }

@@ -6,7 +6,6 @@ mod displaced;
 mod event;
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -17,6 +16,8 @@ pub use event::{
     HumanInputReceived, HumanInputRequest, MessageLevel, RunEnd, RunStart, SystemMessage, Thought,
     ToolCall, UserMessage,
 };
+
+use fs_err::{File, OpenOptions};
 
 use crate::run::Timestamp;
 
@@ -69,17 +70,9 @@ impl FsyncPolicy {
 /// What can go wrong reading or writing a journal. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    /// A file system operation failed.
-    #[error("cannot {action} {}: {source}", path.display())]
-    Io {
-        /// The journal.
-        path: PathBuf,
-        /// What was attempted.
-        action: &'static str,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file system operation on the journal failed; the message names it and the file.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
     /// A complete line (not the last) is not a valid event: the journal was edited or
     /// damaged, and continuing from it would rebuild a wrong conversation.
     #[error(
@@ -195,13 +188,7 @@ pub fn read_journal(path: &Path) -> Result<JournalRead, JournalError> {
     let bytes = match crate::run::read_regular_file(path, crate::run::MAX_JOURNAL_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
-        Err(source) => {
-            return Err(JournalError::Io {
-                path: path.to_path_buf(),
-                action: "read",
-                source,
-            });
-        }
+        Err(source) => return Err(source.into()),
     };
     parse_journal(path, &bytes)
 }
@@ -289,18 +276,9 @@ pub fn repair_torn_tail(path: &Path) -> Result<Option<TornTail>, JournalError> {
     let Some(tail) = read.torn_tail else {
         return Ok(None);
     };
-    let io_err = |action, source| JournalError::Io {
-        path: path.to_path_buf(),
-        action,
-        source,
-    };
-    let file = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| io_err("open", e))?;
-    file.set_len(tail.offset)
-        .map_err(|e| io_err("truncate", e))?;
-    file.sync_all().map_err(|e| io_err("sync", e))?;
+    let file = OpenOptions::new().write(true).open(path)?;
+    file.set_len(tail.offset)?;
+    file.sync_all()?;
     Ok(Some(tail))
 }
 
@@ -384,19 +362,10 @@ impl Journal {
                 line: tail.line,
             });
         }
-        let io_err = |action, source| JournalError::Io {
-            path: path.to_path_buf(),
-            action,
-            source,
-        };
         // O_APPEND: every write(2) lands at the current end of file, atomically with
         // finding that end, so nothing can overwrite an earlier line.
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| io_err("open", e))?;
-        let len = file.metadata().map_err(|e| io_err("stat", e))?.len();
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let len = file.metadata()?.len();
         Ok(Self {
             path: path.to_path_buf(),
             policy,
@@ -469,11 +438,7 @@ impl Journal {
         if let Err(source) = written {
             // Best effort: remove a partial line so the next append starts on a clean line.
             let _ = state.file.set_len(state.len);
-            return Err(JournalError::Io {
-                path: self.path.clone(),
-                action: "append to",
-                source,
-            });
+            return Err(source.into());
         }
         state.len += line.len() as u64;
         state.next_seq += 1;
@@ -486,14 +451,7 @@ impl Journal {
     /// # Errors
     /// [`JournalError::Io`] when the sync fails.
     pub fn sync(&self) -> Result<(), JournalError> {
-        self.lock_state()
-            .file
-            .sync_data()
-            .map_err(|source| JournalError::Io {
-                path: self.path.clone(),
-                action: "sync",
-                source,
-            })
+        Ok(self.lock_state().file.sync_data()?)
     }
 
     fn lock_state(&self) -> std::sync::MutexGuard<'_, WriterState> {

@@ -253,29 +253,18 @@ impl LaunchError {
 }
 
 impl LaunchError {
-    /// The run directory the OS refused to create or write (no permission, a read-only
-    /// file system): something the user must grant or choose differently, unlike a full
-    /// disk.
+    /// The workspace's `.delta/` or the run directory the OS refused to create (no
+    /// permission, a read-only file system): something the user must grant or choose
+    /// differently, unlike a full disk.
     #[must_use]
     pub fn denied_path(&self) -> Option<&Path> {
-        if let LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
-            path,
-            source,
-            ..
-        })) = self
-            && is_permission(source)
+        if let LaunchError::Engine(engine::EngineError::RunState(RunStateError::Denied(denied))) =
+            self
         {
-            return Some(path);
+            return Some(&denied.path);
         }
         None
     }
-}
-
-fn is_permission(error: &std::io::Error) -> bool {
-    matches!(
-        error.kind(),
-        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-    )
 }
 
 /// A run ready to be driven: everything checked, nothing of the run created yet (a new
@@ -758,15 +747,16 @@ fn numbered_id(agent_home: &Path, path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::path_error::Denied;
 
     #[test]
     fn the_os_refusing_the_run_directory_is_a_permission_error() {
         let run_dir = |kind| {
-            LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
-                path: PathBuf::from("/w/.delta/r1"),
-                action: "create directory",
-                source: std::io::Error::from(kind),
-            }))
+            let refused = std::io::Error::from(kind);
+            LaunchError::Engine(engine::EngineError::RunState(Denied::sort(
+                Path::new("/w/.delta/r1"),
+                refused,
+            )))
         };
         for kind in [
             std::io::ErrorKind::PermissionDenied,

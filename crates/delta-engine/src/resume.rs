@@ -239,11 +239,7 @@ pub fn inspect(workspace: &Path, run_id: &RunId) -> Result<(RunPaths, Metadata),
             let Some((reclaimed, lock)) = reclaim_abandoned(workspace, run_id)? else {
                 return Err(error.into());
             };
-            std::fs::remove_dir_all(reclaimed.dir()).map_err(|source| RunStateError::Io {
-                path: reclaimed.dir().to_path_buf(),
-                action: "remove",
-                source,
-            })?;
+            fs_err::remove_dir_all(reclaimed.dir()).map_err(RunStateError::Io)?;
             drop(lock);
             return Err(ResumeError::CreationInterrupted {
                 run_id: run_id.clone(),

@@ -193,7 +193,7 @@ pub fn for_disk() -> Redactor {
 /// # Errors
 /// Those of `std::fs::write`.
 pub fn write_masked(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, for_disk().redact_bytes(bytes))
+    fs_err::write(path, for_disk().redact_bytes(bytes))
 }
 
 /// The userinfo (`user:password`) of an absolute URL, if it has one.

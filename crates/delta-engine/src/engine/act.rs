@@ -233,7 +233,7 @@ pub struct ExecutionRecord {
 impl ExecutionRecord {
     /// Writes the files into `dir` (created).
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
+        fs_err::create_dir_all(dir)?;
         let write = crate::secrets::write_masked;
         write(
             &dir.join("command.txt"),
@@ -247,7 +247,7 @@ impl ExecutionRecord {
             &dir.join("exit_code.txt"),
             format!("{}\n", self.exit).as_bytes(),
         )?;
-        std::fs::write(
+        fs_err::write(
             dir.join("duration_ms.txt"),
             format!("{}\n", self.duration.as_millis()),
         )
@@ -433,12 +433,7 @@ impl ActiveRun {
                         (record, (ActionStatus::Error, None, message, elapsed))
                     }
                 };
-                record
-                    .write(&record_dir)
-                    .map_err(|source| EngineError::Io {
-                        path: record_dir.clone(),
-                        source,
-                    })?;
+                record.write(&record_dir)?;
                 ended
             }
         };

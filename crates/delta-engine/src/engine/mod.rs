@@ -45,7 +45,7 @@ mod start;
 mod think;
 mod window;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -101,15 +101,9 @@ pub enum EngineError {
     /// The journal cannot be written or read.
     #[error(transparent)]
     Journal(#[from] JournalError),
-    /// An `io/` record cannot be written.
-    #[error("cannot write {}: {source}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// An `io/` record cannot be written; the message names the file.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
     /// The request body cannot be serialized (a bug: it is built from JSON values).
     #[error("cannot serialize the LLM request: {0}")]
     Serialize(#[source] serde_json::Error),
@@ -479,15 +473,9 @@ fn interrupted(signal: StopSignal) -> Stop {
 }
 
 fn create_dir(dir: &Path) -> Result<(), EngineError> {
-    std::fs::create_dir_all(dir).map_err(|source| EngineError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })
+    Ok(fs_err::create_dir_all(dir)?)
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
-    crate::secrets::write_masked(path, bytes).map_err(|source| EngineError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    Ok(crate::secrets::write_masked(path, bytes)?)
 }

@@ -364,17 +364,17 @@ impl HookRunner {
     /// Creates the next `{step}_{hook}/` directory. A directory of that name left by an
     /// earlier process is never reused: the step moves on until a fresh one is created.
     fn allocate(&mut self, hook: HookName) -> (u32, Result<PathBuf, String>) {
-        if let Err(e) = std::fs::create_dir_all(&self.hooks_dir) {
+        if let Err(e) = fs_err::create_dir_all(&self.hooks_dir) {
             let step = self.take_step();
-            return (step, Err(describe(&self.hooks_dir, "create", &e)));
+            return (step, Err(e.to_string()));
         }
         loop {
             let step = self.take_step();
             let dir = self.hooks_dir.join(dir_name(step, hook));
-            match std::fs::create_dir(&dir) {
+            match fs_err::create_dir(&dir) {
                 Ok(()) => return (step, Ok(dir)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && step < u32::MAX => {}
-                Err(e) => return (step, Err(describe(&dir, "create", &e))),
+                Err(e) => return (step, Err(e.to_string())),
             }
         }
     }
@@ -396,7 +396,7 @@ impl HookRunner {
     ) -> Result<(), String> {
         let input = dir.join("input");
         for sub in [&input, &dir.join("output"), &dir.join("execution_meta")] {
-            std::fs::create_dir(sub).map_err(|e| describe(sub, "create", &e))?;
+            fs_err::create_dir(sub).map_err(|e| e.to_string())?;
         }
         let context = HookContext {
             run_id: self.run_id.clone(),
@@ -569,7 +569,7 @@ fn ingest_control(
 /// a JSON string stays valid JSON: `[REDACTED]` needs no escaping. A file that held a
 /// secret is rewritten redacted: the hook wrote it, but it is part of the run's record.
 fn read_optional(path: &Path, redactor: &Redactor) -> Result<Option<Vec<u8>>, String> {
-    match std::fs::read(path) {
+    match fs_err::read(path) {
         Ok(bytes) => {
             let redacted = redactor.redact_bytes(&bytes);
             if redacted != bytes {
@@ -578,14 +578,10 @@ fn read_optional(path: &Path, redactor: &Redactor) -> Result<Option<Vec<u8>>, St
             Ok(Some(redacted))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(describe(path, "read", &e)),
+        Err(e) => Err(e.to_string()),
     }
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::secrets::write_masked(path, bytes).map_err(|e| describe(path, "write", &e))
-}
-
-fn describe(path: &Path, action: &str, error: &io::Error) -> String {
-    format!("cannot {action} {}: {error}", path.display())
+    crate::secrets::write_masked(path, bytes).map_err(|e| e.to_string())
 }

@@ -64,7 +64,7 @@ pub fn write_call_record(
     arguments: &Map<String, Value>,
     outcome: &McpCallOutcome,
 ) -> std::io::Result<CallRecord> {
-    std::fs::create_dir_all(dir)?;
+    fs_err::create_dir_all(dir)?;
     let request = json!({"server": server, "tool": tool, "arguments": arguments});
     write_masked(&dir.join("request.json"), pretty(&request).as_bytes())?;
     let Some(result) = &outcome.result else {

@@ -65,19 +65,14 @@ pub fn write_interaction_request(
     request: &InteractionRequest,
 ) -> Result<(), RunStateError> {
     let path = paths.interaction_request();
-    let io_err = |action, source| RunStateError::Io {
-        path: path.clone(),
-        action,
-        source,
-    };
-    std::fs::create_dir_all(paths.interaction_dir()).map_err(|e| io_err("create directory", e))?;
+    fs_err::create_dir_all(paths.interaction_dir())?;
     let mut bytes =
         serde_json::to_vec_pretty(request).map_err(|source| RunStateError::Serialize {
             path: path.clone(),
             source,
         })?;
     bytes.push(b'\n');
-    write_atomic(&path, &bytes).map_err(|e| io_err("write", e))
+    Ok(write_atomic(&path, &bytes)?)
 }
 
 /// Reads `interaction/request.json`; `None` when there is none.
@@ -89,16 +84,10 @@ pub fn read_interaction_request(
     paths: &RunPaths,
 ) -> Result<Option<InteractionRequest>, RunStateError> {
     let path = paths.interaction_request();
-    let bytes = match std::fs::read(&path) {
+    let bytes = match fs_err::read(&path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(RunStateError::Io {
-                path,
-                action: "read",
-                source,
-            });
-        }
+        Err(source) => return Err(source.into()),
     };
     serde_json::from_slice(&bytes)
         .map(Some)
@@ -119,7 +108,7 @@ pub fn read_interaction_request(
 /// [`RunStateError::Io`] when it cannot be read or is not UTF-8.
 pub fn read_interaction_response(paths: &RunPaths) -> Result<Option<String>, RunStateError> {
     let path = paths.interaction_response();
-    match std::fs::read_to_string(&path) {
+    match fs_err::read_to_string(&path) {
         Ok(mut text) => {
             if text.ends_with('\n') {
                 text.pop();
@@ -130,11 +119,7 @@ pub fn read_interaction_response(paths: &RunPaths) -> Result<Option<String>, Run
             Ok(Some(text))
         }
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(RunStateError::Io {
-            path,
-            action: "read",
-            source,
-        }),
+        Err(source) => Err(source.into()),
     }
 }
 
@@ -145,13 +130,9 @@ pub fn read_interaction_response(paths: &RunPaths) -> Result<Option<String>, Run
 /// [`RunStateError::Io`] when it exists but cannot be removed.
 pub fn clear_interaction(paths: &RunPaths) -> Result<(), RunStateError> {
     let dir = paths.interaction_dir();
-    match std::fs::remove_dir_all(&dir) {
+    match fs_err::remove_dir_all(&dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(RunStateError::Io {
-            path: dir,
-            action: "remove",
-            source,
-        }),
+        Err(source) => Err(source.into()),
     }
 }

@@ -583,11 +583,7 @@ pub fn write_metadata(path: &Path, metadata: &Metadata) -> Result<(), RunStateEr
             source,
         })?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes).map_err(|source| RunStateError::Io {
-        path: path.to_path_buf(),
-        action: "write",
-        source,
-    })
+    Ok(write_atomic(path, &bytes)?)
 }
 
 /// Reads `metadata.json`.
@@ -603,11 +599,7 @@ pub fn read_metadata(path: &Path) -> Result<Metadata, RunStateError> {
                 path: path.to_path_buf(),
             }
         } else {
-            RunStateError::Io {
-                path: path.to_path_buf(),
-                action: "read",
-                source,
-            }
+            RunStateError::Io(source)
         }
     })?;
     serde_json::from_slice(&bytes).map_err(|source| RunStateError::MetadataCorrupt {
