@@ -18,6 +18,7 @@ use crate::run::{
     ParentRef, ProcessIdentity, RunId, RunPaths, RunStateError, RunStatus, Timestamp, Usage,
     create_run, open_run, read_metadata, write_metadata,
 };
+use crate::secrets::Redactor;
 use crate::workspace::{WorkspaceError, seed_workspace};
 
 /// How many valid boundaries an [`ForkError::InvalidSeq`] names on each side of the seq.
@@ -163,8 +164,11 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
         }
         None => (spec.workspace.clone(), parent_meta.workspace_id.clone()),
     };
+    // The parent's records were masked by its own run; the inherited key variables are
+    // masked again in case a variable now holds a key the parent did not know.
+    let redactor = Redactor::inherited(|name| std::env::var(name).ok());
     let paths = create_run(&workspace, &new_id)?;
-    write_journal(&paths.journal(), kept, &new_id)?;
+    write_journal(&paths.journal(), kept, &new_id, &redactor)?;
     for event in kept {
         link_records(&parent_paths, &paths, event)?;
     }
@@ -201,7 +205,7 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
     meta.process_start_time = identity.start_ticks;
     meta.start_time = now;
     meta.parent = Some(parent.clone());
-    write_metadata(&paths.metadata(), &meta)?;
+    write_metadata(&paths.metadata(), &meta, &redactor)?;
     Ok(Forked { paths, parent })
 }
 
@@ -234,8 +238,14 @@ fn choose(run_id: &RunId, valid: &[u64], at: Option<u64>) -> Result<u64, ForkErr
     })
 }
 
-/// Writes `events` as the fork's journal, RUN_START naming `new_id`, and syncs it.
-fn write_journal(path: &Path, events: &[Event], new_id: &RunId) -> Result<(), ForkError> {
+/// Writes `events` as the fork's journal, RUN_START naming `new_id`, the secrets of
+/// `redactor` masked, and syncs it.
+fn write_journal(
+    path: &Path,
+    events: &[Event],
+    new_id: &RunId,
+    redactor: &Redactor,
+) -> Result<(), ForkError> {
     let mut bytes = Vec::new();
     for event in events {
         let mut event = event.clone();
@@ -246,7 +256,7 @@ fn write_journal(path: &Path, events: &[Event], new_id: &RunId) -> Result<(), Fo
         bytes.push(b'\n');
     }
     let mut file = fs_err::File::create_new(path)?;
-    file.write_all(&bytes)?;
+    file.write_all(&redactor.redact_bytes(&bytes))?;
     Ok(file.sync_all()?)
 }
 

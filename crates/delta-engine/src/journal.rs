@@ -20,6 +20,7 @@ pub use event::{
 use fs_err::{File, OpenOptions};
 
 use crate::run::Timestamp;
+use crate::secrets::Redactor;
 
 /// Environment variable choosing the fsync policy; see [`FsyncPolicy`].
 pub const FSYNC_ENV: &str = "DELTA_FSYNC";
@@ -107,7 +108,7 @@ pub enum JournalError {
         /// The seq it has.
         found: u64,
     },
-    /// [`Journal::open`] found a torn last line; appending after it would glue the next
+    /// [`Journal::open_with`] found a torn last line; appending after it would glue the next
     /// event to the fragment.
     #[error(
         "{}:{line}: the last line is incomplete (a crash mid-write); repair the journal \
@@ -327,6 +328,8 @@ pub fn unanswered_tool_calls(events: &[Event]) -> Vec<&ToolCall> {
 pub struct Journal {
     path: PathBuf,
     policy: FsyncPolicy,
+    /// The run's secrets, masked in every line.
+    redactor: Redactor,
     state: Mutex<WriterState>,
 }
 
@@ -340,21 +343,17 @@ struct WriterState {
 
 impl Journal {
     /// Opens (or creates) the journal at `path` for appending, continuing after its last
-    /// event, with the fsync policy of `DELTA_FSYNC`.
-    ///
-    /// # Errors
-    /// Those of [`Self::open_with`] and [`FsyncPolicy::from_env`].
-    pub fn open(path: &Path) -> Result<Self, JournalError> {
-        Self::open_with(path, FsyncPolicy::from_env()?)
-    }
-
-    /// Opens (or creates) the journal at `path` for appending with an explicit policy.
-    /// The existing lines are read and checked first.
+    /// event, with the fsync `policy`; every line it appends has the secrets of
+    /// `redactor` (the run's) masked. The existing lines are read and checked first.
     ///
     /// # Errors
     /// [`JournalError::TornTail`] when the last line is torn (call [`repair_torn_tail`]
     /// first), the errors of [`read_journal`], and [`JournalError::Io`].
-    pub fn open_with(path: &Path, policy: FsyncPolicy) -> Result<Self, JournalError> {
+    pub fn open_with(
+        path: &Path,
+        policy: FsyncPolicy,
+        redactor: Redactor,
+    ) -> Result<Self, JournalError> {
         let existing = read_journal(path)?;
         if let Some(tail) = existing.torn_tail {
             return Err(JournalError::TornTail {
@@ -369,6 +368,7 @@ impl Journal {
         Ok(Self {
             path: path.to_path_buf(),
             policy,
+            redactor,
             state: Mutex::new(WriterState {
                 file,
                 next_seq: existing.last_seq() + 1,
@@ -424,7 +424,7 @@ impl Journal {
         line.push(b'\n');
         // The key can arrive in any payload (a server's echo, a model's tool arguments):
         // masked here, the one place every journal line passes.
-        let line = crate::secrets::for_disk().redact_bytes(&line);
+        let line = self.redactor.redact_bytes(&line);
         // write_all issues exactly one write(2) for a regular file unless the kernel
         // reports a short write (disk full, signal), in which case it continues the same
         // line; a failure part-way is undone below.

@@ -449,6 +449,7 @@ impl Launch {
                     force: *force,
                     max_iterations: self.max_iterations,
                     fsync: self.fsync,
+                    redactor: self.output.redactor.clone(),
                 };
                 let resumed = resume::take_over(workspace, run_id, &options)?;
                 frontend.took_over(&resumed.report);
@@ -504,7 +505,6 @@ fn prepare_new(
     let (workspace, workspace_id) = choice.create(&agent.home)?;
     let agent = config::load_agent(agent_path, &workspace)?;
     let output = OutputPolicy::new(output_limit, Redactor::for_run(&credentials, env_var));
-    crate::secrets::guard_disk(&output.redactor);
     let llm = Arc::new(LlmClient::new(credentials, settings)?);
     let max_iterations = budget(max_iterations, &agent);
     let limits = asked.decide(&agent, Budget::default())?;
@@ -538,7 +538,6 @@ fn prepare_replay(
         frontend.warning(warning);
     }
     let output = OutputPolicy::new(output_limit(env_var)?, Redactor::inherited(env_var));
-    crate::secrets::guard_disk(&output.redactor);
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
     let limits = asked.decide(&agent, Budget::default())?;
     let workspace_id = numbered_id(&agent.home, &workspace);
@@ -574,6 +573,8 @@ fn prepare_continue(
         force,
         max_iterations: DEFAULT_MAX_ITERATIONS,
         fsync,
+        // The preflight only reads; the run's redactor is known once its credentials are.
+        redactor: Redactor::default(),
     };
     resume::preflight(&paths, &recorded, &options)?;
 
@@ -587,7 +588,6 @@ fn prepare_continue(
         output_limit(env_var)?,
         Redactor::for_run(&credentials, env_var),
     );
-    crate::secrets::guard_disk(&output.redactor);
     let llm = Arc::new(LlmClient::new(credentials, settings)?);
     let max_iterations = budget(max_iterations, &agent);
     let recorded_budget = recorded

@@ -144,6 +144,7 @@ impl ActiveRun {
                     &tool.tool,
                     &arguments,
                     &outcome,
+                    &self.output.redactor,
                 )?;
                 ExecutionRecord {
                     command: command.clone(),
@@ -151,7 +152,7 @@ impl ActiveRun {
                     exit: outcome.exit.clone(),
                     duration: outcome.duration,
                 }
-                .write(record_dir)?;
+                .write(record_dir, &self.output.redactor)?;
                 let observation = self.output.redactor.redact(&record.observation);
                 Ok(McpActed {
                     status: record.status,
@@ -173,7 +174,7 @@ impl ActiveRun {
                     exit: exit.to_owned(),
                     duration: Duration::ZERO,
                 }
-                .write(record_dir)?;
+                .write(record_dir, &self.output.redactor)?;
                 Ok(McpActed {
                     status: ActionStatus::Error,
                     observation: format!(

@@ -319,7 +319,7 @@ impl ActiveRun {
             cut_before = cut_answer;
             self.record_budget();
             self.metadata.touch(Timestamp::now());
-            write_metadata(&self.paths.metadata(), &self.metadata)?;
+            self.write_metadata()?;
         }
     }
 
@@ -431,7 +431,7 @@ impl ActiveRun {
         if let Err(e) = self.journal.sync() {
             first_error.get_or_insert(e.into());
         }
-        if let Err(e) = write_metadata(&self.paths.metadata(), &self.metadata) {
+        if let Err(e) = self.write_metadata() {
             first_error.get_or_insert(e.into());
         }
         observer.on_event(&EngineEvent::RunFinished {
@@ -440,6 +440,22 @@ impl ActiveRun {
             error,
         });
         first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl ActiveRun {
+    /// `metadata.json` as the run stands, the run's secrets masked.
+    fn write_metadata(&self) -> Result<(), RunStateError> {
+        write_metadata(
+            &self.paths.metadata(),
+            &self.metadata,
+            &self.output.redactor,
+        )
+    }
+
+    /// An `io/` record of the run, its secrets masked.
+    fn write_file(&self, path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
+        Ok(self.output.redactor.write_masked(path, bytes)?)
     }
 }
 
@@ -474,8 +490,4 @@ fn interrupted(signal: StopSignal) -> Stop {
 
 fn create_dir(dir: &Path) -> Result<(), EngineError> {
     Ok(fs_err::create_dir_all(dir)?)
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
-    Ok(crate::secrets::write_masked(path, bytes)?)
 }

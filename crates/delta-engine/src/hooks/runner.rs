@@ -226,10 +226,12 @@ pub struct HookRunner {
 }
 
 impl HookRunner {
-    /// The runner of the run at `paths`. Step numbers continue after the highest
-    /// `io/hooks/{step}_*` directory already there, so a continued run never reuses one.
+    /// The runner of the run at `paths`, with the run's output policy: the limit of every
+    /// hook's output, and the redactor of everything written under `io/hooks/`. Step
+    /// numbers continue after the highest `io/hooks/{step}_*` directory already there, so
+    /// a continued run never reuses one.
     #[must_use]
-    pub fn new(hooks: Hooks, paths: &RunPaths) -> Self {
+    pub fn new(hooks: Hooks, paths: &RunPaths, output: OutputPolicy) -> Self {
         // Hooks run in the workspace and receive these paths: make them absolute once, so
         // that they mean the same thing to the hook as to the engine.
         let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.into());
@@ -242,16 +244,8 @@ impl HookRunner {
             run_dir: absolute(paths.dir()),
             journal: absolute(&paths.journal()),
             hooks_dir,
-            output: OutputPolicy::default(),
+            output,
         }
-    }
-
-    /// The same runner with the run's output policy (limit and redactor) for every hook;
-    /// without it, the default limit applies and nothing is redacted.
-    #[must_use]
-    pub fn with_output(mut self, output: OutputPolicy) -> Self {
-        self.output = output;
-        self
     }
 
     /// The step number the next invocation will get.
@@ -325,7 +319,8 @@ impl HookRunner {
             process = run_process(&spec.command, None, &options) => Some(process),
             _ = cancel => None,
         };
-        if let Err(e) = record(&meta, &spec, process.as_ref(), started.elapsed()) {
+        let redactor = &self.output.redactor;
+        if let Err(e) = record(&meta, &spec, process.as_ref(), started.elapsed(), redactor) {
             return Some(outcome(Err(HookFailure::Record(e))));
         }
         let Some(process) = process else {
@@ -412,15 +407,16 @@ impl HookRunner {
         let mut context_json = serde_json::to_vec_pretty(&context)
             .map_err(|e| format!("cannot serialize context.json: {e}"))?;
         context_json.push(b'\n');
-        write(&input.join("context.json"), &context_json)?;
+        let redactor = &self.output.redactor;
+        write(redactor, &input.join("context.json"), &context_json)?;
         let payload = event
             .payload()
             .map_err(|e| format!("cannot serialize payload.dat: {e}"))?;
         if let Some(payload) = payload {
-            write(&input.join("payload.dat"), &payload)?;
+            write(redactor, &input.join("payload.dat"), &payload)?;
             if let HookEvent::PreLlmRequest { .. } = event {
                 // Seed 001 §8.3 names the same request `proposed_payload.json`.
-                write(&input.join("proposed_payload.json"), &payload)?;
+                write(redactor, &input.join("proposed_payload.json"), &payload)?;
             }
         }
         Ok(())
@@ -453,7 +449,9 @@ fn record(
     spec: &HookSpec,
     process: Option<&Result<ProcessOutcome, ProcessError>>,
     elapsed: Duration,
+    redactor: &Redactor,
 ) -> Result<(), String> {
+    let write = |path: &Path, bytes: &[u8]| write(redactor, path, bytes);
     let command = command_line(&spec.command);
     write(&meta.join("command.txt"), format!("{command}\n").as_bytes())?;
     // The same words as `io/tool_executions/*/exit_code.txt`.
@@ -573,7 +571,7 @@ fn read_optional(path: &Path, redactor: &Redactor) -> Result<Option<Vec<u8>>, St
         Ok(bytes) => {
             let redacted = redactor.redact_bytes(&bytes);
             if redacted != bytes {
-                write(path, &redacted)?;
+                write(redactor, path, &redacted)?;
             }
             Ok(Some(redacted))
         }
@@ -582,6 +580,8 @@ fn read_optional(path: &Path, redactor: &Redactor) -> Result<Option<Vec<u8>>, St
     }
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::secrets::write_masked(path, bytes).map_err(|e| e.to_string())
+fn write(redactor: &Redactor, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    redactor
+        .write_masked(path, bytes)
+        .map_err(|e| e.to_string())
 }

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{RunPaths, RunStateError, Timestamp, write_atomic};
+use crate::secrets::Redactor;
 
 /// How the answer should be collected and shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -56,13 +57,15 @@ pub struct InteractionRequest {
     pub sensitive: bool,
 }
 
-/// Writes `interaction/request.json` atomically, creating `interaction/`.
+/// Writes `interaction/request.json` atomically, creating `interaction/`, with the secrets
+/// of `redactor` (the run's) masked: the model writes the question.
 ///
 /// # Errors
 /// [`RunStateError::Io`] naming the file.
 pub fn write_interaction_request(
     paths: &RunPaths,
     request: &InteractionRequest,
+    redactor: &Redactor,
 ) -> Result<(), RunStateError> {
     let path = paths.interaction_request();
     fs_err::create_dir_all(paths.interaction_dir())?;
@@ -72,7 +75,7 @@ pub fn write_interaction_request(
             source,
         })?;
     bytes.push(b'\n');
-    Ok(write_atomic(&path, &bytes)?)
+    Ok(write_atomic(&path, &redactor.redact_bytes(&bytes))?)
 }
 
 /// Reads `interaction/request.json`; `None` when there is none.

@@ -11,6 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{ProcessIdentity, RunId, RunStateError, Timestamp, write_atomic};
 use crate::budget::{BudgetReport, Exceeded};
+use crate::secrets::Redactor;
 
 /// Version of the `metadata.json` layout written by this engine.
 pub const METADATA_SCHEMA_VERSION: &str = "1.0";
@@ -572,18 +573,23 @@ fn ours_optional(schema: &mut Schema) {
 }
 
 /// Replaces `path` with `metadata` atomically: a reader sees the old file or the new one,
-/// never a mix, and a crash mid-write leaves the old file in place.
+/// never a mix, and a crash mid-write leaves the old file in place. The secrets of
+/// `redactor` (the run's) are masked: a result, an error or a task can quote a key.
 ///
 /// # Errors
 /// [`RunStateError::Io`] naming the file.
-pub fn write_metadata(path: &Path, metadata: &Metadata) -> Result<(), RunStateError> {
+pub fn write_metadata(
+    path: &Path,
+    metadata: &Metadata,
+    redactor: &Redactor,
+) -> Result<(), RunStateError> {
     let mut bytes =
         serde_json::to_vec_pretty(metadata).map_err(|source| RunStateError::Serialize {
             path: path.to_path_buf(),
             source,
         })?;
     bytes.push(b'\n');
-    Ok(write_atomic(path, &bytes)?)
+    Ok(write_atomic(path, &redactor.redact_bytes(&bytes))?)
 }
 
 /// Reads `metadata.json`.

@@ -199,10 +199,8 @@ pub fn open_run(workspace: &Path, run_id: &RunId) -> Result<RunPaths, RunStateEr
 /// a power loss cannot leave an empty file under the final name; the directory is not
 /// fsynced (losing the last rename on power loss leaves the previous, consistent file).
 ///
-/// Every file written whole goes through here, so the run's secrets are masked here
-/// ([`crate::secrets::for_disk`]).
+/// `bytes` are written as given: the writers of a run's files mask its secrets first.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let bytes = &crate::secrets::for_disk().redact_bytes(bytes);
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         Some(_) | None => Path::new("."),
