@@ -1,5 +1,6 @@
-//! Workspaces: the `.delta/` domain inside a workspace, and an agent's numbered
-//! workspaces `workspaces/W001, W002…` with their `LAST_USED` pointer.
+//! Workspaces: the `.delta/` domain inside a workspace, an agent's numbered workspaces
+//! `workspaces/W001, W002…` with their `LAST_USED` pointer, and the choice of a new run's
+//! workspace ([`Choice`]: `-w`, the last used one, or a new one).
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -427,6 +428,94 @@ fn highest_number(dir: &Path) -> Result<u32, WorkspaceError> {
         }
     }
     Ok(highest)
+}
+
+/// The answer to the workspace question of a new run without `-w`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Run in the workspace used last.
+    Last,
+    /// Create a new numbered workspace.
+    New,
+}
+
+/// How many times the workspace question is asked before unclear answers stop the run.
+pub const MAX_QUESTIONS: u32 = 3;
+
+/// The workspace a new run goes to, decided but not yet created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// `-w PATH`.
+    Dir(PathBuf),
+    /// The agent's workspace used last.
+    Last(AgentWorkspace),
+    /// A new numbered workspace of the agent.
+    Next,
+}
+
+impl Choice {
+    /// `-w PATH` (`work_dir`), or one of the numbered workspaces of the agent at
+    /// `agent_home`: the last used one when `reuse` (asked only when there is one, with
+    /// its id) says so, else a new one. Nothing is created.
+    ///
+    /// # Errors
+    /// `reuse`'s.
+    pub fn decide<E>(
+        agent_home: &Path,
+        work_dir: Option<&Path>,
+        reuse: impl FnOnce(&str) -> Result<Reuse, E>,
+    ) -> Result<Self, E> {
+        if let Some(dir) = work_dir {
+            return Ok(Choice::Dir(dir.to_path_buf()));
+        }
+        Ok(match last_used(agent_home) {
+            Some(previous) => match reuse(&previous.id)? {
+                Reuse::Last => Choice::Last(previous),
+                Reuse::New => Choice::Next,
+            },
+            None => Choice::Next,
+        })
+    }
+
+    /// The directory whose `.env` is the credentials' workspace layer. A workspace yet to
+    /// be created has no `.env`: the agent's own stands in, as it does for the agent layer.
+    #[must_use]
+    pub fn env_dir(&self, agent_home: &Path) -> PathBuf {
+        match self {
+            Choice::Dir(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+            Choice::Last(workspace) => workspace.path.clone(),
+            Choice::Next => agent_home.to_path_buf(),
+        }
+    }
+
+    /// Creates the workspace when needed (`-w`'s when missing, the next `W00N`), and
+    /// names a numbered one in `LAST_USED`. Returns its absolute path and its `W00N`.
+    ///
+    /// # Errors
+    /// What [`ensure_workspace`], [`create_next_workspace`] and [`set_last_used`] report.
+    pub fn create(self, agent_home: &Path) -> Result<(PathBuf, Option<String>), WorkspaceError> {
+        let workspace = match self {
+            Choice::Dir(dir) => {
+                let workspace = ensure_workspace(&dir)?;
+                let path = workspace.root().to_path_buf();
+                let id = numbered_id(agent_home, &path);
+                return Ok((path, id));
+            }
+            Choice::Last(workspace) => workspace,
+            Choice::Next => create_next_workspace(agent_home)?,
+        };
+        set_last_used(agent_home, &workspace.id)?;
+        Ok((workspace.path, Some(workspace.id)))
+    }
+}
+
+/// `W003` when `path` is `{agent_home}/workspaces/W003`.
+#[must_use]
+pub fn numbered_id(agent_home: &Path, path: &Path) -> Option<String> {
+    let parent = path.parent()?;
+    let name = path.file_name()?.to_str()?;
+    let workspaces = agent_home.join(WORKSPACES_DIR).canonicalize().ok()?;
+    (parent == workspaces && parse_workspace_name(name).is_some()).then(|| name.to_owned())
 }
 
 /// The workspace `workspaces/LAST_USED` names, when it names an existing numbered
