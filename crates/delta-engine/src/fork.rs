@@ -13,12 +13,13 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::journal::{Event, EventPayload, JournalError, read_journal};
+use crate::journal::{Event, EventPayload};
 use crate::run::{
     ParentRef, ProcessIdentity, RunId, RunPaths, RunStateError, RunStatus, Timestamp, Usage,
-    create_run, open_run, read_metadata, write_metadata,
+    create_run, write_metadata,
 };
 use crate::secrets::Redactor;
+use crate::trajectory::{Trajectory, TrajectoryError};
 use crate::workspace::{WorkspaceError, seed_workspace};
 
 /// How many valid boundaries an [`ForkError::InvalidSeq`] names on each side of the seq.
@@ -27,12 +28,12 @@ const NEAREST: usize = 3;
 /// Why a fork could not be made. Nothing of the parent changes in any case.
 #[derive(Debug, thiserror::Error)]
 pub enum ForkError {
-    /// The parent run is missing, unreadable, or the fork's directory cannot be written.
+    /// The parent run is missing, or its metadata or journal cannot be read.
+    #[error(transparent)]
+    Parent(#[from] TrajectoryError),
+    /// The fork's directory or metadata cannot be written.
     #[error(transparent)]
     Run(#[from] RunStateError),
-    /// The parent's journal cannot be read.
-    #[error(transparent)]
-    Journal(#[from] JournalError),
     /// `--at` is not an event boundary where the conversation is consistent.
     #[error("cannot fork run {run_id} at seq {seq}: {why}")]
     InvalidSeq {
@@ -73,8 +74,8 @@ impl ForkError {
                     .join(", ")
             )),
             ForkError::Workspace(error) => error.help(),
-            ForkError::Run(_)
-            | ForkError::Journal(_)
+            ForkError::Parent(_)
+            | ForkError::Run(_)
             | ForkError::NoBoundary { .. }
             | ForkError::Io(_) => None,
         }
@@ -144,9 +145,12 @@ pub fn boundaries(events: &[Event]) -> Vec<u64> {
 /// [`ForkError::InvalidSeq`] (with the nearest valid seqs) and [`ForkError::NoBoundary`]
 /// before anything is created; I/O errors naming the file.
 pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
-    let parent_paths = open_run(&spec.workspace, &spec.parent)?;
-    let parent_meta = read_metadata(&parent_paths.metadata())?;
-    let events = read_journal(&parent_paths.journal())?.events;
+    let Trajectory {
+        paths: parent_paths,
+        metadata: parent_meta,
+        events,
+        ..
+    } = Trajectory::load(&spec.workspace, &spec.parent)?;
     let valid = boundaries(&events);
     let seq = choose(&spec.parent, &valid, spec.at)?;
     let kept = events
@@ -174,7 +178,6 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
     }
 
     let now = Timestamp::now();
-    let identity = ProcessIdentity::current();
     let mut meta = parent_meta;
     let parent = ParentRef {
         run_id: spec.parent.clone(),
@@ -199,11 +202,7 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
     meta.result = None;
     meta.usage = Usage::default();
     meta.budget = None;
-    meta.pid = identity.pid;
-    meta.hostname.clone_from(&identity.hostname);
-    meta.process_name.clone_from(&identity.process_name);
-    meta.process_start_time = identity.start_ticks;
-    meta.start_time = now;
+    meta.set_owner(&ProcessIdentity::current(), now);
     meta.parent = Some(parent.clone());
     write_metadata(&paths.metadata(), &meta, &redactor)?;
     Ok(Forked { paths, parent })

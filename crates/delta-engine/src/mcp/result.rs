@@ -197,6 +197,20 @@ fn pretty(value: &Value) -> String {
 mod tests {
     use super::*;
 
+    fn recorded(dir: &tempfile::TempDir, dir_ref: &str, outcome: &McpCallOutcome) -> CallRecord {
+        let redactor = Redactor::default();
+        write_call_record(
+            dir.path(),
+            dir_ref,
+            "s",
+            "t",
+            &Map::new(),
+            outcome,
+            &redactor,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn images_become_files_and_text_stays_text() {
         let dir = tempfile::tempdir().unwrap();
@@ -207,16 +221,7 @@ mod tests {
             ]
         });
         let outcome = McpCallOutcome::from_result(result, Duration::ZERO);
-        let record = write_call_record(
-            dir.path(),
-            "io/x/",
-            "s",
-            "t",
-            &Map::new(),
-            &outcome,
-            &Redactor::default(),
-        )
-        .unwrap();
+        let record = recorded(&dir, "io/x/", &outcome);
         assert_eq!(record.status, ActionStatus::Success);
         assert_eq!(
             record.observation,
@@ -237,31 +242,13 @@ mod tests {
             json!({"content": [], "structuredContent": {"t": 1}}),
             Duration::ZERO,
         );
-        let record = write_call_record(
-            dir.path(),
-            "r/",
-            "s",
-            "t",
-            &Map::new(),
-            &outcome,
-            &Redactor::default(),
-        )
-        .unwrap();
+        let record = recorded(&dir, "r/", &outcome);
         assert_eq!(record.observation, "{\n  \"t\": 1\n}\n");
         let failed = McpCallOutcome::from_result(
             json!({"content": [{"type": "text", "text": "boom"}], "isError": true}),
             Duration::ZERO,
         );
-        let record = write_call_record(
-            dir.path(),
-            "r/",
-            "s",
-            "t",
-            &Map::new(),
-            &failed,
-            &Redactor::default(),
-        )
-        .unwrap();
+        let record = recorded(&dir, "r/", &failed);
         assert_eq!(record.status, ActionStatus::Error);
         assert_eq!(
             record.observation,

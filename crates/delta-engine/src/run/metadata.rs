@@ -500,13 +500,19 @@ impl Metadata {
     /// RUNNING with a fresh budget of `max_iterations`; the previous result, error and end
     /// time are cleared because they described the previous process's stop.
     pub fn resume(&mut self, identity: &ProcessIdentity, max_iterations: u32, now: Timestamp) {
+        self.set_owner(identity, now);
+        self.max_iterations = max_iterations;
+        self.set_status(RunStatus::Running, now);
+    }
+
+    /// `identity` owns the run from `now` (`start_time`): the process a liveness check
+    /// and the Janitor look for.
+    pub fn set_owner(&mut self, identity: &ProcessIdentity, now: Timestamp) {
         self.start_time = now;
         self.pid = identity.pid;
         self.hostname.clone_from(&identity.hostname);
         self.process_name.clone_from(&identity.process_name);
         self.process_start_time = identity.start_ticks;
-        self.max_iterations = max_iterations;
-        self.set_status(RunStatus::Running, now);
     }
 
     /// The run finished with `result`.
