@@ -6,7 +6,7 @@ use std::io::ErrorKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{RunPaths, RunStateError, Timestamp, write_atomic};
+use super::{RunPaths, RunStateError, Timestamp, write_json};
 use crate::secrets::Redactor;
 
 /// How the answer should be collected and shown.
@@ -67,15 +67,8 @@ pub fn write_interaction_request(
     request: &InteractionRequest,
     redactor: &Redactor,
 ) -> Result<(), RunStateError> {
-    let path = paths.interaction_request();
     fs_err::create_dir_all(paths.interaction_dir())?;
-    let mut bytes =
-        serde_json::to_vec_pretty(request).map_err(|source| RunStateError::Serialize {
-            path: path.clone(),
-            source,
-        })?;
-    bytes.push(b'\n');
-    Ok(write_atomic(&path, &redactor.redact_bytes(&bytes))?)
+    write_json(&paths.interaction_request(), request, redactor)
 }
 
 /// Reads `interaction/request.json`; `None` when there is none.

@@ -9,7 +9,7 @@ use std::str::FromStr;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{ProcessIdentity, RunId, RunStateError, Timestamp, write_atomic};
+use super::{ProcessIdentity, RunId, RunStateError, Timestamp, write_json};
 use crate::budget::{BudgetReport, Exceeded};
 use crate::secrets::Redactor;
 
@@ -589,13 +589,7 @@ pub fn write_metadata(
     metadata: &Metadata,
     redactor: &Redactor,
 ) -> Result<(), RunStateError> {
-    let mut bytes =
-        serde_json::to_vec_pretty(metadata).map_err(|source| RunStateError::Serialize {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    bytes.push(b'\n');
-    Ok(write_atomic(path, &redactor.redact_bytes(&bytes))?)
+    write_json(path, metadata, redactor)
 }
 
 /// Reads `metadata.json`.

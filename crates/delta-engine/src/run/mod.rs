@@ -232,6 +232,22 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
+/// Replaces `path` atomically ([`write_atomic`]) with `value` as pretty JSON and a final
+/// newline, the secrets of `redactor` (the run's) masked.
+fn write_json(
+    path: &Path,
+    value: &impl serde::Serialize,
+    redactor: &crate::secrets::Redactor,
+) -> Result<(), RunStateError> {
+    let mut bytes =
+        serde_json::to_vec_pretty(value).map_err(|source| RunStateError::Serialize {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    bytes.push(b'\n');
+    Ok(write_atomic(path, &redactor.redact_bytes(&bytes))?)
+}
+
 /// A serde_json error's message without its " at line L column C" suffix, for errors that
 /// report the position separately.
 pub(crate) fn serde_message(error: &serde_json::Error) -> String {
