@@ -13,11 +13,13 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::journal::{Event, EventPayload, JournalError, read_journal};
+use crate::journal::{Event, EventPayload};
 use crate::run::{
     ParentRef, ProcessIdentity, RunId, RunPaths, RunStateError, RunStatus, Timestamp, Usage,
-    create_run, open_run, read_metadata, write_metadata,
+    create_run, write_metadata,
 };
+use crate::secrets::Redactor;
+use crate::trajectory::{Trajectory, TrajectoryError};
 use crate::workspace::{WorkspaceError, seed_workspace};
 
 /// How many valid boundaries an [`ForkError::InvalidSeq`] names on each side of the seq.
@@ -26,12 +28,12 @@ const NEAREST: usize = 3;
 /// Why a fork could not be made. Nothing of the parent changes in any case.
 #[derive(Debug, thiserror::Error)]
 pub enum ForkError {
-    /// The parent run is missing, unreadable, or the fork's directory cannot be written.
+    /// The parent run is missing, or its metadata or journal cannot be read.
+    #[error(transparent)]
+    Parent(#[from] TrajectoryError),
+    /// The fork's directory or metadata cannot be written.
     #[error(transparent)]
     Run(#[from] RunStateError),
-    /// The parent's journal cannot be read.
-    #[error(transparent)]
-    Journal(#[from] JournalError),
     /// `--at` is not an event boundary where the conversation is consistent.
     #[error("cannot fork run {run_id} at seq {seq}: {why}")]
     InvalidSeq {
@@ -53,17 +55,9 @@ pub enum ForkError {
     /// The fresh workspace of `--work-dir-from` could not be made.
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
-    /// A file of the fork could not be written.
-    #[error("cannot {action} {}: {source}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What was attempted.
-        action: &'static str,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file of the fork could not be written; the message names it.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
 }
 
 impl ForkError {
@@ -80,10 +74,10 @@ impl ForkError {
                     .join(", ")
             )),
             ForkError::Workspace(error) => error.help(),
-            ForkError::Run(_)
-            | ForkError::Journal(_)
+            ForkError::Parent(_)
+            | ForkError::Run(_)
             | ForkError::NoBoundary { .. }
-            | ForkError::Io { .. } => None,
+            | ForkError::Io(_) => None,
         }
     }
 }
@@ -151,9 +145,12 @@ pub fn boundaries(events: &[Event]) -> Vec<u64> {
 /// [`ForkError::InvalidSeq`] (with the nearest valid seqs) and [`ForkError::NoBoundary`]
 /// before anything is created; I/O errors naming the file.
 pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
-    let parent_paths = open_run(&spec.workspace, &spec.parent)?;
-    let parent_meta = read_metadata(&parent_paths.metadata())?;
-    let events = read_journal(&parent_paths.journal())?.events;
+    let Trajectory {
+        paths: parent_paths,
+        metadata: parent_meta,
+        events,
+        ..
+    } = Trajectory::load(&spec.workspace, &spec.parent)?;
     let valid = boundaries(&events);
     let seq = choose(&spec.parent, &valid, spec.at)?;
     let kept = events
@@ -171,14 +168,16 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
         }
         None => (spec.workspace.clone(), parent_meta.workspace_id.clone()),
     };
+    // The parent's records were masked by its own run; the inherited key variables are
+    // masked again in case a variable now holds a key the parent did not know.
+    let redactor = Redactor::inherited(|name| std::env::var(name).ok());
     let paths = create_run(&workspace, &new_id)?;
-    write_journal(&paths.journal(), kept, &new_id)?;
+    write_journal(&paths.journal(), kept, &new_id, &redactor)?;
     for event in kept {
         link_records(&parent_paths, &paths, event)?;
     }
 
     let now = Timestamp::now();
-    let identity = ProcessIdentity::current();
     let mut meta = parent_meta;
     let parent = ParentRef {
         run_id: spec.parent.clone(),
@@ -203,13 +202,9 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
     meta.result = None;
     meta.usage = Usage::default();
     meta.budget = None;
-    meta.pid = identity.pid;
-    meta.hostname.clone_from(&identity.hostname);
-    meta.process_name.clone_from(&identity.process_name);
-    meta.process_start_time = identity.start_ticks;
-    meta.start_time = now;
+    meta.set_owner(&ProcessIdentity::current(), now);
     meta.parent = Some(parent.clone());
-    write_metadata(&paths.metadata(), &meta)?;
+    write_metadata(&paths.metadata(), &meta, &redactor)?;
     Ok(Forked { paths, parent })
 }
 
@@ -242,25 +237,26 @@ fn choose(run_id: &RunId, valid: &[u64], at: Option<u64>) -> Result<u64, ForkErr
     })
 }
 
-/// Writes `events` as the fork's journal, RUN_START naming `new_id`, and syncs it.
-fn write_journal(path: &Path, events: &[Event], new_id: &RunId) -> Result<(), ForkError> {
-    let io = |action, source| ForkError::Io {
-        path: path.to_path_buf(),
-        action,
-        source,
-    };
+/// Writes `events` as the fork's journal, RUN_START naming `new_id`, the secrets of
+/// `redactor` masked, and syncs it.
+fn write_journal(
+    path: &Path,
+    events: &[Event],
+    new_id: &RunId,
+    redactor: &Redactor,
+) -> Result<(), ForkError> {
     let mut bytes = Vec::new();
     for event in events {
         let mut event = event.clone();
         if let EventPayload::RunStart(start) = &mut event.payload {
             start.run_id = new_id.clone();
         }
-        serde_json::to_writer(&mut bytes, &event).map_err(|e| io("serialize", e.into()))?;
+        serde_json::to_writer(&mut bytes, &event).map_err(std::io::Error::from)?;
         bytes.push(b'\n');
     }
-    let mut file = std::fs::File::create_new(path).map_err(|e| io("create", e))?;
-    file.write_all(&bytes).map_err(|e| io("write", e))?;
-    file.sync_all().map_err(|e| io("sync", e))
+    let mut file = fs_err::File::create_new(path)?;
+    file.write_all(&redactor.redact_bytes(&bytes))?;
+    Ok(file.sync_all()?)
 }
 
 /// Hard-links the `io/` record `event` points to (an LLM invocation, a tool execution, a
@@ -294,19 +290,13 @@ fn link_records(parent: &RunPaths, fork: &RunPaths, event: &Event) -> Result<(),
 }
 
 fn link_tree(from: &Path, to: &Path) -> Result<(), ForkError> {
-    let io = |path: &Path, action, source| ForkError::Io {
-        path: path.to_path_buf(),
-        action,
-        source,
-    };
     let Ok(file_type) = std::fs::symlink_metadata(from).map(|m| m.file_type()) else {
         return Ok(());
     };
     if file_type.is_dir() {
-        std::fs::create_dir_all(to).map_err(|e| io(to, "create directory", e))?;
-        let entries = std::fs::read_dir(from).map_err(|e| io(from, "read directory", e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| io(from, "read directory", e))?;
+        fs_err::create_dir_all(to)?;
+        for entry in fs_err::read_dir(from)? {
+            let entry = entry?;
             link_tree(&entry.path(), &to.join(entry.file_name()))?;
         }
         Ok(())
@@ -315,12 +305,11 @@ fn link_tree(from: &Path, to: &Path) -> Result<(), ForkError> {
             return Ok(());
         }
         if let Some(dir) = to.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| io(dir, "create directory", e))?;
+            fs_err::create_dir_all(dir)?;
         }
         // A fresh workspace may sit on another file system, where no link can be made.
-        std::fs::hard_link(from, to)
-            .or_else(|_| std::fs::copy(from, to).map(|_| ()))
-            .map_err(|e| io(to, "link", e))
+        fs_err::hard_link(from, to).or_else(|_| fs_err::copy(from, to).map(|_| ()))?;
+        Ok(())
     } else {
         Ok(())
     }

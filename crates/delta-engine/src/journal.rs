@@ -6,7 +6,6 @@ mod displaced;
 mod event;
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -18,7 +17,10 @@ pub use event::{
     ToolCall, UserMessage,
 };
 
+use fs_err::{File, OpenOptions};
+
 use crate::run::Timestamp;
+use crate::secrets::Redactor;
 
 /// Environment variable choosing the fsync policy; see [`FsyncPolicy`].
 pub const FSYNC_ENV: &str = "DELTA_FSYNC";
@@ -69,17 +71,9 @@ impl FsyncPolicy {
 /// What can go wrong reading or writing a journal. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    /// A file system operation failed.
-    #[error("cannot {action} {}: {source}", path.display())]
-    Io {
-        /// The journal.
-        path: PathBuf,
-        /// What was attempted.
-        action: &'static str,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file system operation on the journal failed; the message names it and the file.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
     /// A complete line (not the last) is not a valid event: the journal was edited or
     /// damaged, and continuing from it would rebuild a wrong conversation.
     #[error(
@@ -114,7 +108,7 @@ pub enum JournalError {
         /// The seq it has.
         found: u64,
     },
-    /// [`Journal::open`] found a torn last line; appending after it would glue the next
+    /// [`Journal::open_with`] found a torn last line; appending after it would glue the next
     /// event to the fragment.
     #[error(
         "{}:{line}: the last line is incomplete (a crash mid-write); repair the journal \
@@ -195,13 +189,7 @@ pub fn read_journal(path: &Path) -> Result<JournalRead, JournalError> {
     let bytes = match crate::run::read_regular_file(path, crate::run::MAX_JOURNAL_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
-        Err(source) => {
-            return Err(JournalError::Io {
-                path: path.to_path_buf(),
-                action: "read",
-                source,
-            });
-        }
+        Err(source) => return Err(source.into()),
     };
     parse_journal(path, &bytes)
 }
@@ -289,18 +277,9 @@ pub fn repair_torn_tail(path: &Path) -> Result<Option<TornTail>, JournalError> {
     let Some(tail) = read.torn_tail else {
         return Ok(None);
     };
-    let io_err = |action, source| JournalError::Io {
-        path: path.to_path_buf(),
-        action,
-        source,
-    };
-    let file = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| io_err("open", e))?;
-    file.set_len(tail.offset)
-        .map_err(|e| io_err("truncate", e))?;
-    file.sync_all().map_err(|e| io_err("sync", e))?;
+    let file = OpenOptions::new().write(true).open(path)?;
+    file.set_len(tail.offset)?;
+    file.sync_all()?;
     Ok(Some(tail))
 }
 
@@ -349,6 +328,8 @@ pub fn unanswered_tool_calls(events: &[Event]) -> Vec<&ToolCall> {
 pub struct Journal {
     path: PathBuf,
     policy: FsyncPolicy,
+    /// The run's secrets, masked in every line.
+    redactor: Redactor,
     state: Mutex<WriterState>,
 }
 
@@ -362,21 +343,17 @@ struct WriterState {
 
 impl Journal {
     /// Opens (or creates) the journal at `path` for appending, continuing after its last
-    /// event, with the fsync policy of `DELTA_FSYNC`.
-    ///
-    /// # Errors
-    /// Those of [`Self::open_with`] and [`FsyncPolicy::from_env`].
-    pub fn open(path: &Path) -> Result<Self, JournalError> {
-        Self::open_with(path, FsyncPolicy::from_env()?)
-    }
-
-    /// Opens (or creates) the journal at `path` for appending with an explicit policy.
-    /// The existing lines are read and checked first.
+    /// event, with the fsync `policy`; every line it appends has the secrets of
+    /// `redactor` (the run's) masked. The existing lines are read and checked first.
     ///
     /// # Errors
     /// [`JournalError::TornTail`] when the last line is torn (call [`repair_torn_tail`]
     /// first), the errors of [`read_journal`], and [`JournalError::Io`].
-    pub fn open_with(path: &Path, policy: FsyncPolicy) -> Result<Self, JournalError> {
+    pub fn open_with(
+        path: &Path,
+        policy: FsyncPolicy,
+        redactor: Redactor,
+    ) -> Result<Self, JournalError> {
         let existing = read_journal(path)?;
         if let Some(tail) = existing.torn_tail {
             return Err(JournalError::TornTail {
@@ -384,22 +361,14 @@ impl Journal {
                 line: tail.line,
             });
         }
-        let io_err = |action, source| JournalError::Io {
-            path: path.to_path_buf(),
-            action,
-            source,
-        };
         // O_APPEND: every write(2) lands at the current end of file, atomically with
         // finding that end, so nothing can overwrite an earlier line.
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| io_err("open", e))?;
-        let len = file.metadata().map_err(|e| io_err("stat", e))?.len();
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let len = file.metadata()?.len();
         Ok(Self {
             path: path.to_path_buf(),
             policy,
+            redactor,
             state: Mutex::new(WriterState {
                 file,
                 next_seq: existing.last_seq() + 1,
@@ -455,7 +424,7 @@ impl Journal {
         line.push(b'\n');
         // The key can arrive in any payload (a server's echo, a model's tool arguments):
         // masked here, the one place every journal line passes.
-        let line = crate::secrets::for_disk().redact_bytes(&line);
+        let line = self.redactor.redact_bytes(&line);
         // write_all issues exactly one write(2) for a regular file unless the kernel
         // reports a short write (disk full, signal), in which case it continues the same
         // line; a failure part-way is undone below.
@@ -469,11 +438,7 @@ impl Journal {
         if let Err(source) = written {
             // Best effort: remove a partial line so the next append starts on a clean line.
             let _ = state.file.set_len(state.len);
-            return Err(JournalError::Io {
-                path: self.path.clone(),
-                action: "append to",
-                source,
-            });
+            return Err(source.into());
         }
         state.len += line.len() as u64;
         state.next_seq += 1;
@@ -486,14 +451,7 @@ impl Journal {
     /// # Errors
     /// [`JournalError::Io`] when the sync fails.
     pub fn sync(&self) -> Result<(), JournalError> {
-        self.lock_state()
-            .file
-            .sync_data()
-            .map_err(|source| JournalError::Io {
-                path: self.path.clone(),
-                action: "sync",
-                source,
-            })
+        Ok(self.lock_state().file.sync_data()?)
     }
 
     fn lock_state(&self) -> std::sync::MutexGuard<'_, WriterState> {

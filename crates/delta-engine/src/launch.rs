@@ -1,5 +1,6 @@
-//! One way to start a run and drive it to its end, for every command that runs agents
-//! (`delta run`, `delta continue`, and the commands to come: batch, fork, replay).
+//! One way to start a run and drive it to its end, for every command that runs agents:
+//! `delta run`, `delta continue` (and `delta fork`, which continues the fork it made),
+//! `delta replay`; `delta batch` runs each task as a child `delta run`.
 //!
 //! [`Launch::prepare`] does everything that can refuse before anything is created: it
 //! loads the agent, chooses the workspace (asking the caller's [`Frontend`] the reuse
@@ -9,37 +10,39 @@
 //! drives it with the caller's [`Observer`] and returns the [`Finished`] run, its result
 //! read back from the `metadata.json` on disk. The library never prints: warnings, the
 //! question and the takeover report go through the [`Frontend`], every step through the
-//! [`Observer`].
+//! [`Observer`]. Its errors, with their help lines, are in `error.rs`; the workspace
+//! choice is [`crate::workspace::Choice`].
 
+mod error;
 mod question;
 mod settings;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use question::{MAX_QUESTIONS, Reuse, ask_reuse};
+pub use error::LaunchError;
+pub use question::ask_reuse;
 pub use settings::{
     BACKOFF_MS_ENV, MAX_ATTEMPTS_ENV, OUTPUT_LIMIT_MB_ENV, TIMEOUT_MS_ENV, client_settings,
     env_var, output_limit,
 };
 
-use crate::answer::{OutputSchema, SchemaFileError};
-use crate::budget::{Budget, Exceeded, Spent};
-use crate::config::{self, Agent, ConfigError};
+pub use crate::workspace::{MAX_QUESTIONS, Reuse};
+
+use crate::answer::OutputSchema;
+use crate::budget::{Budget, Spent};
+use crate::config::{self, Agent};
 use crate::engine::{
     self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, Limits, NewRun, Observer, Origin, Shutdown,
 };
 use crate::journal::FsyncPolicy;
 use crate::llm::{ChatModel, LlmClient, resolve_credentials};
-use crate::output::{OutputError, RunResult};
+use crate::output::RunResult;
 use crate::process::OutputPolicy;
-use crate::resume::{self, ContinueOptions, Entry, ResumeError, ResumeReport};
+use crate::resume::{self, ContinueOptions, Entry, ResumeReport};
 use crate::run::{ReplayRef, RunId, RunPaths, RunStateError};
 use crate::secrets::Redactor;
-use crate::workspace::{
-    AgentWorkspace, WORKSPACES_DIR, WorkspaceError, check_workspace_path, create_next_workspace,
-    ensure_workspace, last_used, parse_workspace_name, set_last_used,
-};
+use crate::workspace::{Choice, check_workspace_path, ensure_workspace, numbered_id};
 
 /// How many generated ids are tried before a collision is reported.
 const GENERATED_ID_ATTEMPTS: u32 = 5;
@@ -126,156 +129,6 @@ pub trait Frontend {
 
     /// A continued run was taken over: what the takeover did that the user should know.
     fn took_over(&mut self, report: &ResumeReport);
-}
-
-/// Why a run could not be started, continued or recorded (the loop's own outcomes are
-/// run statuses, not errors).
-#[derive(Debug, thiserror::Error)]
-pub enum LaunchError {
-    /// The agent's configuration is unusable; its `Display` is the complete diagnostic.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// No usable API key or base URL.
-    #[error("{0}")]
-    Credentials(#[from] crate::llm::CredentialsError),
-    /// A `DELTA_LLM_*` variable has a value out of its range.
-    #[error("{variable}={value:?} is not {expected}")]
-    Setting {
-        /// The variable.
-        variable: &'static str,
-        /// Its value.
-        value: String,
-        /// What it must be.
-        expected: &'static str,
-    },
-    /// `DELTA_FSYNC` has an unknown value.
-    #[error(transparent)]
-    Fsync(crate::journal::JournalError),
-    /// The LLM client cannot be set up.
-    #[error(transparent)]
-    Client(#[from] crate::llm::LlmError),
-    /// The workspace cannot be chosen or created.
-    #[error(transparent)]
-    Workspace(#[from] WorkspaceError),
-    /// Reading the answer to the workspace question failed.
-    #[error("cannot read the answer from standard input: {0}")]
-    Prompt(#[source] std::io::Error),
-    /// The workspace question got no answer it understood, [`MAX_QUESTIONS`] times.
-    #[error(
-        "no clear answer to \"Reuse workspace {previous}?\" after {MAX_QUESTIONS} tries; \
-         nothing was created"
-    )]
-    NoAnswer {
-        /// The workspace offered.
-        previous: String,
-    },
-    /// The run cannot be taken over (unknown, still active, other host, needs `-m`…).
-    #[error(transparent)]
-    Resume(#[from] ResumeError),
-    /// The run cannot be created or recorded (the id is taken, the disk refuses).
-    #[error(transparent)]
-    Engine(#[from] engine::EngineError),
-    /// The async runtime or the signal handlers cannot be set up.
-    #[error("cannot start the runtime: {0}")]
-    Runtime(#[source] std::io::Error),
-    /// The finished run's metadata cannot be read back.
-    #[error(transparent)]
-    Output(#[from] OutputError),
-    /// `--output-schema` names no usable schema.
-    #[error(transparent)]
-    OutputSchema(#[from] SchemaFileError),
-    /// A cost budget for a model whose price is unknown cannot be kept.
-    #[error("a cost budget needs the price of {model}, which is not known")]
-    UnknownPrice {
-        /// The model.
-        model: String,
-    },
-    /// The run to continue stopped on a budget that is still spent.
-    #[error("{}; the run cannot go on within it", exceeded.message())]
-    BudgetSpent {
-        /// The budget, its limit and use.
-        exceeded: Exceeded,
-    },
-}
-
-impl LaunchError {
-    /// How to fix it, when the message does not already say.
-    #[must_use]
-    pub fn help(&self) -> Option<String> {
-        if let Some(path) = self.denied_path() {
-            return Some(format!(
-                "check the permissions of {} (the workspace's .delta/ must be writable), or \
-                 pass a workspace you can write to with -w",
-                path.display()
-            ));
-        }
-        match self {
-            LaunchError::Setting { variable, .. } => {
-                Some(format!("fix {variable}, or unset it for the default"))
-            }
-            LaunchError::Engine(engine::EngineError::RunState(RunStateError::RunExists {
-                run_id,
-                workspace,
-            })) => Some(format!(
-                "choose another --run-id, or resume that run with `delta continue --run-id \
-                 {run_id} -w {}`",
-                workspace.display()
-            )),
-            LaunchError::Workspace(error) => error.help(),
-            LaunchError::OutputSchema(_) => {
-                Some("pass a JSON Schema file (draft 2020-12) to --output-schema".to_owned())
-            }
-            LaunchError::UnknownPrice { .. } => Some(
-                "give the model's prices under llm.pricing in agent.yaml (input_per_million, \
-                 output_per_million), or drop the cost budget"
-                    .to_owned(),
-            ),
-            LaunchError::BudgetSpent { exceeded } => Some(format!(
-                "give a larger budget: {} with more than {}",
-                exceeded.budget.flag(),
-                exceeded.budget.show(exceeded.used)
-            )),
-            LaunchError::NoAnswer { previous } => Some(format!(
-                "answer y (reuse {previous}) or n (a new workspace); -y always creates a new \
-                 one and -w PATH names the workspace, both without asking"
-            )),
-            LaunchError::Config(_)
-            | LaunchError::Credentials(_)
-            | LaunchError::Fsync(_)
-            | LaunchError::Client(_)
-            | LaunchError::Prompt(_)
-            | LaunchError::Resume(_)
-            | LaunchError::Engine(_)
-            | LaunchError::Runtime(_)
-            | LaunchError::Output(_) => None,
-        }
-    }
-}
-
-impl LaunchError {
-    /// The run directory the OS refused to create or write (no permission, a read-only
-    /// file system): something the user must grant or choose differently, unlike a full
-    /// disk.
-    #[must_use]
-    pub fn denied_path(&self) -> Option<&Path> {
-        if let LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
-            path,
-            source,
-            ..
-        })) = self
-            && is_permission(source)
-        {
-            return Some(path);
-        }
-        None
-    }
-}
-
-fn is_permission(error: &std::io::Error) -> bool {
-    matches!(
-        error.kind(),
-        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-    )
 }
 
 /// A run ready to be driven: everything checked, nothing of the run created yet (a new
@@ -460,6 +313,7 @@ impl Launch {
                     force: *force,
                     max_iterations: self.max_iterations,
                     fsync: self.fsync,
+                    redactor: self.output.redactor.clone(),
                 };
                 let resumed = resume::take_over(workspace, run_id, &options)?;
                 frontend.took_over(&resumed.report);
@@ -502,11 +356,11 @@ fn prepare_new(
     if let Some(dir) = work_dir {
         check_workspace_path(dir)?;
     }
-    let choice = choose_workspace(&agent, work_dir, frontend)?;
+    let choice = Choice::decide(&agent.home, work_dir, |previous| {
+        frontend.reuse_workspace(previous)
+    })?;
     // A missing key fails here, before anything is created.
-    let credentials = resolve_credentials(&choice.env_dir(&agent.home), &agent.home, env_var)?;
-    let settings = client_settings(env_var)?;
-    let output_limit = output_limit(env_var)?;
+    let (llm, output) = connect(&choice.env_dir(&agent.home), &agent.home)?;
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
     // What the limits refuse (an unknown price, a bad schema) is refused before anything
     // is created; they are decided again below from the agent as reloaded.
@@ -514,9 +368,6 @@ fn prepare_new(
 
     let (workspace, workspace_id) = choice.create(&agent.home)?;
     let agent = config::load_agent(agent_path, &workspace)?;
-    let output = OutputPolicy::new(output_limit, Redactor::for_run(&credentials, env_var));
-    crate::secrets::guard_disk(&output.redactor);
-    let llm = Arc::new(LlmClient::new(credentials, settings)?);
     let max_iterations = budget(max_iterations, &agent);
     let limits = asked.decide(&agent, Budget::default())?;
     Ok(Launch {
@@ -549,7 +400,6 @@ fn prepare_replay(
         frontend.warning(warning);
     }
     let output = OutputPolicy::new(output_limit(env_var)?, Redactor::inherited(env_var));
-    crate::secrets::guard_disk(&output.redactor);
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
     let limits = asked.decide(&agent, Budget::default())?;
     let workspace_id = numbered_id(&agent.home, &workspace);
@@ -585,6 +435,8 @@ fn prepare_continue(
         force,
         max_iterations: DEFAULT_MAX_ITERATIONS,
         fsync,
+        // The preflight only reads; the run's redactor is known once its credentials are.
+        redactor: Redactor::default(),
     };
     resume::preflight(&paths, &recorded, &options)?;
 
@@ -592,14 +444,7 @@ fn prepare_continue(
     for warning in &agent.warnings {
         frontend.warning(warning);
     }
-    let credentials = resolve_credentials(&workspace, &agent.home, env_var)?;
-    let settings = client_settings(env_var)?;
-    let output = OutputPolicy::new(
-        output_limit(env_var)?,
-        Redactor::for_run(&credentials, env_var),
-    );
-    crate::secrets::guard_disk(&output.redactor);
-    let llm = Arc::new(LlmClient::new(credentials, settings)?);
+    let (llm, output) = connect(&workspace, &agent.home)?;
     let max_iterations = budget(max_iterations, &agent);
     let recorded_budget = recorded
         .budget
@@ -631,6 +476,24 @@ fn prepare_continue(
             force,
         },
     })
+}
+
+/// The model a run talks to and what happens to the output of its processes: the
+/// credentials resolved once (`env_dir`'s `.env`, then the agent's, then the environment),
+/// the `DELTA_LLM_*` settings, and the output limit with the redactor of those credentials
+/// and the inherited key variables, which every writer of the run's files is handed.
+fn connect(
+    env_dir: &Path,
+    agent_home: &Path,
+) -> Result<(Arc<LlmClient>, OutputPolicy), LaunchError> {
+    let credentials = resolve_credentials(env_dir, agent_home, env_var)?;
+    let settings = client_settings(env_var)?;
+    let output = OutputPolicy::new(
+        output_limit(env_var)?,
+        Redactor::for_run(&credentials, env_var),
+    );
+    let llm = Arc::new(LlmClient::new(credentials, settings)?);
+    Ok((llm, output))
 }
 
 /// The limits a command asked for, before agent.yaml and the run's record fill the gaps.
@@ -687,103 +550,4 @@ fn budget(asked: Option<u32>, agent: &Agent) -> u32 {
     asked
         .or(agent.max_iterations)
         .unwrap_or(DEFAULT_MAX_ITERATIONS)
-}
-
-/// The workspace a new run goes to, decided but not yet created.
-enum Choice {
-    /// `-w PATH`.
-    Dir(PathBuf),
-    /// The agent's workspace used last.
-    Last(AgentWorkspace),
-    /// A new numbered workspace of the agent.
-    Next,
-}
-
-/// `-w PATH`, or one of the agent's numbered workspaces: the last used one when the
-/// frontend says so (it asks, or answers "new" when nobody can be asked), else a new one.
-fn choose_workspace(
-    agent: &Agent,
-    work_dir: Option<&Path>,
-    frontend: &mut dyn Frontend,
-) -> Result<Choice, LaunchError> {
-    if let Some(dir) = work_dir {
-        return Ok(Choice::Dir(dir.to_path_buf()));
-    }
-    Ok(match last_used(&agent.home) {
-        Some(previous) => match frontend.reuse_workspace(&previous.id)? {
-            Reuse::Last => Choice::Last(previous),
-            Reuse::New => Choice::Next,
-        },
-        None => Choice::Next,
-    })
-}
-
-impl Choice {
-    /// The directory whose `.env` is the credentials' workspace layer. A workspace yet to
-    /// be created has no `.env`: the agent's own stands in, as it does for the agent layer.
-    fn env_dir(&self, agent_home: &Path) -> PathBuf {
-        match self {
-            Choice::Dir(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
-            Choice::Last(workspace) => workspace.path.clone(),
-            Choice::Next => agent_home.to_path_buf(),
-        }
-    }
-
-    /// Creates the workspace when needed (`-w`'s when missing, the next `W00N`), and
-    /// names a numbered one in `LAST_USED`. Returns its absolute path and its `W00N`.
-    fn create(self, agent_home: &Path) -> Result<(PathBuf, Option<String>), LaunchError> {
-        let workspace = match self {
-            Choice::Dir(dir) => {
-                let workspace = ensure_workspace(&dir)?;
-                let path = workspace.root().to_path_buf();
-                let id = numbered_id(agent_home, &path);
-                return Ok((path, id));
-            }
-            Choice::Last(workspace) => workspace,
-            Choice::Next => create_next_workspace(agent_home)?,
-        };
-        set_last_used(agent_home, &workspace.id)?;
-        Ok((workspace.path, Some(workspace.id)))
-    }
-}
-
-/// `W003` when `path` is `{agent_home}/workspaces/W003`.
-fn numbered_id(agent_home: &Path, path: &Path) -> Option<String> {
-    let parent = path.parent()?;
-    let name = path.file_name()?.to_str()?;
-    let workspaces = agent_home.join(WORKSPACES_DIR).canonicalize().ok()?;
-    (parent == workspaces && parse_workspace_name(name).is_some()).then(|| name.to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_os_refusing_the_run_directory_is_a_permission_error() {
-        let run_dir = |kind| {
-            LaunchError::Engine(engine::EngineError::RunState(RunStateError::Io {
-                path: PathBuf::from("/w/.delta/r1"),
-                action: "create directory",
-                source: std::io::Error::from(kind),
-            }))
-        };
-        for kind in [
-            std::io::ErrorKind::PermissionDenied,
-            std::io::ErrorKind::ReadOnlyFilesystem,
-        ] {
-            let error = run_dir(kind);
-            assert_eq!(error.denied_path(), Some(Path::new("/w/.delta/r1")));
-            assert!(
-                error
-                    .help()
-                    .unwrap()
-                    .starts_with("check the permissions of /w/.delta/r1 "),
-                "{error:?}"
-            );
-        }
-        let full = run_dir(std::io::ErrorKind::StorageFull);
-        assert_eq!(full.denied_path(), None);
-        assert_eq!(full.help(), None);
-    }
 }

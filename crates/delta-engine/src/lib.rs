@@ -22,6 +22,7 @@ pub mod launch;
 pub mod llm;
 pub mod mcp;
 pub mod output;
+pub mod path_error;
 pub mod process;
 pub mod quote;
 pub mod replay;

@@ -33,6 +33,7 @@ use crate::run::{
     Timestamp, clear_interaction, is_locked_by_other, open_run, read_interaction_request,
     read_interaction_response, read_metadata, reclaim_abandoned, write_metadata,
 };
+use crate::secrets::Redactor;
 
 /// Why a run cannot be continued (yet). Each message says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -175,7 +176,7 @@ fn message_example(status: RunStatus) -> &'static str {
 }
 
 /// What `delta continue` was asked to do.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ContinueOptions<'a> {
     /// `-m/--message`: an instruction, or the answer of a WAITING_FOR_INPUT run.
     pub message: Option<&'a str>,
@@ -185,6 +186,9 @@ pub struct ContinueOptions<'a> {
     pub max_iterations: u32,
     /// When the journal is fsynced.
     pub fsync: FsyncPolicy,
+    /// The run's secrets, masked in every line and file the takeover writes (an
+    /// instruction or an answer can quote a key).
+    pub redactor: Redactor,
 }
 
 /// What taking the run over did, for the user and the engine log.
@@ -239,11 +243,7 @@ pub fn inspect(workspace: &Path, run_id: &RunId) -> Result<(RunPaths, Metadata),
             let Some((reclaimed, lock)) = reclaim_abandoned(workspace, run_id)? else {
                 return Err(error.into());
             };
-            std::fs::remove_dir_all(reclaimed.dir()).map_err(|source| RunStateError::Io {
-                path: reclaimed.dir().to_path_buf(),
-                action: "remove",
-                source,
-            })?;
+            fs_err::remove_dir_all(reclaimed.dir()).map_err(RunStateError::Io)?;
             drop(lock);
             return Err(ResumeError::CreationInterrupted {
                 run_id: run_id.clone(),
@@ -338,7 +338,7 @@ pub fn take_over(
     if restored_end && options.message.is_none() {
         // Issue 12 item 3: the run is as its process meant to leave it; asking for `-m`
         // here made an interrupted finish an error.
-        let (journal, _) = mend_journal(&paths, &metadata, options.fsync, &mut mended)?;
+        let (journal, _) = mend_journal(&paths, &metadata, options, &mut mended)?;
         journal.sync()?;
         return Ok(Resumed {
             paths,
@@ -355,14 +355,14 @@ pub fn take_over(
         Entry::Resume | Entry::UserMessage(_) | Entry::Finished => None,
     };
 
-    let (journal, events) = mend_journal(&paths, &metadata, options.fsync, &mut mended)?;
+    let (journal, events) = mend_journal(&paths, &metadata, options, &mut mended)?;
     let repairs = plan_repairs(&events, answer);
     metadata.resume(
         &ProcessIdentity::current(),
         options.max_iterations,
         Timestamp::now(),
     );
-    write_metadata(&paths.metadata(), &metadata)?;
+    write_metadata(&paths.metadata(), &metadata, &options.redactor)?;
     for event in &repairs.events {
         journal.append(event.clone())?;
     }
@@ -428,7 +428,7 @@ impl Mended {
 fn mend_journal(
     paths: &RunPaths,
     metadata: &Metadata,
-    fsync: FsyncPolicy,
+    options: &ContinueOptions<'_>,
     mended: &mut Mended,
 ) -> Result<(Journal, Vec<Event>), ResumeError> {
     let torn_tail = repair_torn_tail(&paths.journal())?;
@@ -442,7 +442,7 @@ fn mend_journal(
             iterations: metadata.iterations,
         });
     }
-    let journal = Journal::open_with(&paths.journal(), fsync)?;
+    let journal = Journal::open_with(&paths.journal(), options.fsync, options.redactor.clone())?;
     if events.is_empty() {
         journal.append(EventPayload::RunStart(RunStart {
             run_id: metadata.run_id.clone(),
@@ -503,13 +503,13 @@ fn clean_up_orphan(
         },
     })?;
     let now = Timestamp::now();
-    let (journal, events) = match mend_journal(paths, metadata, options.fsync, mended) {
+    let (journal, events) = match mend_journal(paths, metadata, options, mended) {
         Ok(opened) => opened,
         Err(error) => {
             // The owner is gone whatever the journal says: record that much, then report
             // why the run cannot go on.
             metadata.interrupt(janitor::orphaned(metadata), now);
-            write_metadata(&paths.metadata(), metadata)?;
+            write_metadata(&paths.metadata(), metadata, &options.redactor)?;
             return Err(error);
         }
     };
@@ -522,7 +522,7 @@ fn clean_up_orphan(
         }
     };
     journal.sync()?;
-    write_metadata(&paths.metadata(), metadata)?;
+    write_metadata(&paths.metadata(), metadata, &options.redactor)?;
     Ok(JanitorReport {
         run_id: metadata.run_id.clone(),
         pid: identity.pid,

@@ -5,9 +5,10 @@
 //! The key also reaches the engine's own records by other roads: a server that echoes it
 //! in a response or an error, a model that copies it into a tool's arguments, credentials
 //! in `DELTA_BASE_URL`'s userinfo. So every writer of a run file (journal lines,
-//! `metadata.json`, `io/` records, hook inputs) passes its bytes through [`for_disk`], the
-//! union of the redactors of the runs this process serves ([`guard_disk`]), right before
-//! they reach the file.
+//! `metadata.json`, `io/` records, hook inputs) is handed the run's redactor and passes
+//! its bytes through it right before they reach the file: the journal writer holds it,
+//! the metadata and interaction writers take it, the `io/` and hook writers take it from
+//! the run's `OutputPolicy` ([`Redactor::write_masked`]). No state is shared between runs.
 //!
 //! Tools inherit the engine's environment on purpose (a sub-agent run as a tool needs the
 //! key), so any tool can print it: `env`, `cat /proc/self/environ`. Stopping that at the
@@ -15,7 +16,8 @@
 //! the key is never written to a file, a log or an audit record.
 
 use std::fmt;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::path::Path;
+use std::sync::Arc;
 
 use crate::llm::{API_KEY_VARIABLES, Credentials};
 
@@ -128,6 +130,15 @@ impl Redactor {
         String::from_utf8_lossy(&self.redact_bytes(text.as_bytes())).into_owned()
     }
 
+    /// Writes `bytes` to `path` (`fs_err::write`) with every secret replaced: for the run
+    /// files written whole that are not metadata, interaction or journal files.
+    ///
+    /// # Errors
+    /// Those of the write, naming the file.
+    pub fn write_masked(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        fs_err::write(path, self.redact_bytes(bytes))
+    }
+
     /// A redactor for one stream of output read in pieces.
     pub fn stream(&self) -> StreamRedactor {
         StreamRedactor {
@@ -163,37 +174,6 @@ impl Redactor {
     fn longest(&self) -> usize {
         self.secrets.first().map_or(0, |secret| secret.len())
     }
-}
-
-/// The secrets of every run this process serves; see [`for_disk`].
-static DISK: RwLock<Option<Redactor>> = RwLock::new(None);
-
-/// Adds `redactor`'s secrets to those masked in every run file this process writes
-/// ([`for_disk`]). Called once per run, by whoever resolves its credentials.
-pub fn guard_disk(redactor: &Redactor) {
-    let mut disk = DISK.write().unwrap_or_else(PoisonError::into_inner);
-    let merged = disk
-        .as_ref()
-        .map_or_else(|| redactor.clone(), |old| old.union(redactor));
-    *disk = Some(merged);
-}
-
-/// The redactor every writer of a run file applies to its bytes: the union of those given
-/// to [`guard_disk`] (empty before any).
-pub fn for_disk() -> Redactor {
-    DISK.read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone()
-        .unwrap_or_default()
-}
-
-/// `std::fs::write` of `bytes` with the secrets of [`for_disk`] masked: for the run files
-/// that are not written through the journal or `write_atomic`.
-///
-/// # Errors
-/// Those of `std::fs::write`.
-pub fn write_masked(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, for_disk().redact_bytes(bytes))
 }
 
 /// The userinfo (`user:password`) of an absolute URL, if it has one.

@@ -1,9 +1,11 @@
-//! Workspaces: the `.delta/` domain inside a workspace, and an agent's numbered
-//! workspaces `workspaces/W001, W002…` with their `LAST_USED` pointer.
+//! Workspaces: the `.delta/` domain inside a workspace, an agent's numbered workspaces
+//! `workspaces/W001, W002…` with their `LAST_USED` pointer, and the choice of a new run's
+//! workspace ([`Choice`]: `-w`, the last used one, or a new one).
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
+use crate::path_error::{Denied, failed};
 use crate::run::{DELTA_DIR, RunId, RunPaths, write_atomic};
 
 /// Name of the file in `.delta/` that records the layout version.
@@ -26,28 +28,12 @@ const MAX_ALLOCATION_ATTEMPTS: u32 = 1000;
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
     /// A file system operation failed for a reason the user cannot fix by choosing
-    /// another path (a full disk, an I/O error).
-    #[error("cannot {action} {}: {source}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What was attempted.
-        action: &'static str,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// another path (a full disk, an I/O error); the message names it and the path.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
     /// The OS refused: no permission, or a read-only file system.
-    #[error("cannot {action} {}: {source}", path.display())]
-    PermissionDenied {
-        /// The file or directory.
-        path: PathBuf,
-        /// What was attempted.
-        action: &'static str,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    PermissionDenied(#[from] Denied),
     /// The workspace does not exist (for commands that never create one).
     #[error("workspace {} does not exist; pass the directory of an existing workspace with -w", path.display())]
     NotFound {
@@ -93,32 +79,16 @@ pub enum WorkspaceError {
 }
 
 impl WorkspaceError {
-    /// `Io`, or `PermissionDenied` when the OS refused the operation.
-    fn io(path: &Path, action: &'static str, source: std::io::Error) -> Self {
-        let path = path.to_path_buf();
-        if matches!(
-            source.kind(),
-            ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem
-        ) {
-            WorkspaceError::PermissionDenied {
-                path,
-                action,
-                source,
-            }
-        } else {
-            WorkspaceError::Io {
-                path,
-                action,
-                source,
-            }
-        }
+    /// `PermissionDenied` when the OS refused the operation on `path`, else `Io`.
+    fn io(path: &Path, error: std::io::Error) -> Self {
+        Denied::sort(path, error)
     }
 
     /// How to fix it, when the message does not already say.
     #[must_use]
     pub fn help(&self) -> Option<String> {
         match self {
-            WorkspaceError::PermissionDenied { path, .. } => Some(format!(
+            WorkspaceError::PermissionDenied(Denied { path, .. }) => Some(format!(
                 "check the permissions of {} and of its parent directory (the workspace and \
                  its .delta/ must be writable), or pass a workspace you can write to with -w",
                 path.display()
@@ -141,7 +111,7 @@ impl WorkspaceError {
                  not copied)"
                     .to_owned(),
             ),
-            WorkspaceError::Io { .. }
+            WorkspaceError::Io(_)
             | WorkspaceError::NotFound { .. }
             | WorkspaceError::Exhausted { .. } => None,
         }
@@ -161,13 +131,13 @@ impl Workspace {
     /// [`WorkspaceError::NotFound`], [`WorkspaceError::NotADirectory`], or
     /// [`WorkspaceError::Io`] when the path cannot be resolved.
     pub fn existing(path: &Path) -> Result<Self, WorkspaceError> {
-        let root = std::fs::canonicalize(path).map_err(|source| {
+        let root = fs_err::canonicalize(path).map_err(|source| {
             if source.kind() == ErrorKind::NotFound {
                 WorkspaceError::NotFound {
                     path: path.to_path_buf(),
                 }
             } else {
-                WorkspaceError::io(path, "resolve", source)
+                WorkspaceError::io(path, source)
             }
         })?;
         if !root.is_dir() {
@@ -207,7 +177,7 @@ impl Workspace {
 /// [`WorkspaceError::DeltaNotADirectory`], or [`WorkspaceError::PermissionDenied`] /
 /// [`WorkspaceError::Io`] when a path cannot be inspected.
 pub fn check_workspace_path(path: &Path) -> Result<(), WorkspaceError> {
-    match std::fs::metadata(path) {
+    match fs_err::metadata(path) {
         Ok(metadata) if metadata.is_dir() => return check_delta_dir(&path.join(DELTA_DIR)),
         Ok(_) => {
             return Err(WorkspaceError::NotADirectory {
@@ -221,7 +191,7 @@ pub fn check_workspace_path(path: &Path) -> Result<(), WorkspaceError> {
             });
         }
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {}
-        Err(source) => return Err(WorkspaceError::io(path, "inspect", source)),
+        Err(source) => return Err(WorkspaceError::io(path, source)),
     }
     // Missing: it will be created with its parents, which needs the nearest existing
     // ancestor to be a directory. (`""` is the current directory, which exists.)
@@ -230,7 +200,7 @@ pub fn check_workspace_path(path: &Path) -> Result<(), WorkspaceError> {
         .skip(1)
         .filter(|a| !a.as_os_str().is_empty())
     {
-        match std::fs::metadata(ancestor) {
+        match fs_err::metadata(ancestor) {
             Ok(metadata) if metadata.is_dir() => return Ok(()),
             Ok(_) => {
                 return Err(WorkspaceError::ParentNotADirectory {
@@ -239,7 +209,7 @@ pub fn check_workspace_path(path: &Path) -> Result<(), WorkspaceError> {
                 });
             }
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {}
-            Err(source) => return Err(WorkspaceError::io(ancestor, "inspect", source)),
+            Err(source) => return Err(WorkspaceError::io(ancestor, source)),
         }
     }
     Ok(())
@@ -248,7 +218,7 @@ pub fn check_workspace_path(path: &Path) -> Result<(), WorkspaceError> {
 /// A `.delta` that exists must be a directory (or a symlink to one); a missing one is
 /// created later.
 fn check_delta_dir(delta: &Path) -> Result<(), WorkspaceError> {
-    match std::fs::metadata(delta) {
+    match fs_err::metadata(delta) {
         Ok(metadata) if metadata.is_dir() => Ok(()),
         Ok(_) => Err(WorkspaceError::DeltaNotADirectory {
             path: delta.to_path_buf(),
@@ -262,7 +232,7 @@ fn check_delta_dir(delta: &Path) -> Result<(), WorkspaceError> {
                 Ok(())
             }
         }
-        Err(source) => Err(WorkspaceError::io(delta, "inspect", source)),
+        Err(source) => Err(WorkspaceError::io(delta, source)),
     }
 }
 
@@ -282,8 +252,7 @@ fn is_dangling_symlink(path: &Path) -> bool {
 /// [`WorkspaceError::Io`] naming the path that could not be created or written.
 pub fn ensure_workspace(path: &Path) -> Result<Workspace, WorkspaceError> {
     check_workspace_path(path)?;
-    std::fs::create_dir_all(path)
-        .map_err(|source| WorkspaceError::io(path, "create directory", source))?;
+    fs_err::create_dir_all(path).map_err(|e| WorkspaceError::io(path, e))?;
     let workspace = Workspace::existing(path)?;
     init_delta_dir(&workspace.root)?;
     Ok(workspace)
@@ -294,8 +263,7 @@ pub fn ensure_workspace(path: &Path) -> Result<Workspace, WorkspaceError> {
 fn init_delta_dir(root: &Path) -> Result<(), WorkspaceError> {
     let delta = root.join(DELTA_DIR);
     check_delta_dir(&delta)?;
-    std::fs::create_dir_all(&delta)
-        .map_err(|source| WorkspaceError::io(&delta, "create directory", source))?;
+    fs_err::create_dir_all(&delta).map_err(|e| WorkspaceError::io(&delta, e))?;
     let version = delta.join(VERSION_FILE);
     if version.exists() {
         return Ok(());
@@ -303,7 +271,7 @@ fn init_delta_dir(root: &Path) -> Result<(), WorkspaceError> {
     // Atomic replace: concurrent first runs in one workspace write the same content, and a
     // reader never sees a half-written file.
     write_atomic(&version, format!("{LAYOUT_VERSION}\n").as_bytes())
-        .map_err(|source| WorkspaceError::io(&version, "write", source))
+        .map_err(|e| WorkspaceError::io(&version, e))
 }
 
 /// One of an agent's numbered workspaces.
@@ -341,16 +309,14 @@ pub fn parse_workspace_name(name: &str) -> Option<u32> {
 /// cannot be listed.
 pub fn list_workspaces(agent_home: &Path) -> Result<Vec<AgentWorkspace>, WorkspaceError> {
     let dir = workspaces_dir(agent_home)?;
-    let entries = match std::fs::read_dir(&dir) {
+    let entries = match fs_err::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => {
-            return Err(WorkspaceError::io(&dir, "list", source));
-        }
+        Err(source) => return Err(WorkspaceError::io(&dir, source)),
     };
     let mut found = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|source| WorkspaceError::io(&dir, "list", source))?;
+        let entry = entry.map_err(|source| WorkspaceError::io(&dir, source))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(number) = parse_workspace_name(&name) else {
             continue;
@@ -380,21 +346,18 @@ pub fn list_workspaces(agent_home: &Path) -> Result<Vec<AgentWorkspace>, Workspa
 /// [`WorkspaceError::Exhausted`].
 pub fn create_next_workspace(agent_home: &Path) -> Result<AgentWorkspace, WorkspaceError> {
     let dir = workspaces_dir(agent_home)?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|source| WorkspaceError::io(&dir, "create directory", source))?;
+    fs_err::create_dir_all(&dir).map_err(|e| WorkspaceError::io(&dir, e))?;
     let highest = highest_number(&dir)?;
     for number in (highest + 1..).take(MAX_ALLOCATION_ATTEMPTS as usize) {
         let id = workspace_name(number);
         let path = dir.join(&id);
-        match std::fs::create_dir(&path) {
+        match fs_err::create_dir(&path) {
             Ok(()) => {
                 init_delta_dir(&path)?;
                 return Ok(AgentWorkspace { id, number, path });
             }
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-            Err(source) => {
-                return Err(WorkspaceError::io(&path, "create directory", source));
-            }
+            Err(source) => return Err(WorkspaceError::io(&path, source)),
         }
     }
     Err(WorkspaceError::Exhausted { dir })
@@ -419,10 +382,8 @@ pub fn seed_workspace(agent_home: &Path, from: &Path) -> Result<AgentWorkspace, 
     let workspace = create_next_workspace(agent_home)?;
     // DIR may hold the new workspace (the agent directory itself, say): never copy it
     // into itself.
-    let target = workspace
-        .path
-        .canonicalize()
-        .map_err(|e| WorkspaceError::io(&workspace.path, "read", e))?;
+    let target = fs_err::canonicalize(&workspace.path)
+        .map_err(|e| WorkspaceError::io(&workspace.path, e))?;
     copy_tree(&from, &target, &target)?;
     Ok(workspace)
 }
@@ -432,9 +393,8 @@ pub fn seed_workspace(agent_home: &Path, from: &Path) -> Result<AgentWorkspace, 
 /// workspace) and `skip`.
 fn copy_tree(from: &Path, to: &Path, skip: &Path) -> Result<(), WorkspaceError> {
     let top = to == skip;
-    let entries = std::fs::read_dir(from).map_err(|e| WorkspaceError::io(from, "list", e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| WorkspaceError::io(from, "list", e))?;
+    for entry in fs_err::read_dir(from).map_err(|e| WorkspaceError::io(from, e))? {
+        let entry = entry.map_err(|e| WorkspaceError::io(from, e))?;
         let name = entry.file_name();
         let (source, target) = (entry.path(), to.join(&name));
         if (top && name == DELTA_DIR) || source == skip {
@@ -442,18 +402,16 @@ fn copy_tree(from: &Path, to: &Path, skip: &Path) -> Result<(), WorkspaceError> 
         }
         let kind = entry
             .file_type()
-            .map_err(|e| WorkspaceError::io(&source, "read", e))?;
+            .map_err(|e| WorkspaceError::io(&source, e))?;
         if kind.is_dir() {
-            std::fs::create_dir(&target)
-                .map_err(|e| WorkspaceError::io(&target, "create directory", e))?;
+            fs_err::create_dir(&target).map_err(|e| WorkspaceError::io(&target, e))?;
             copy_tree(&source, &target, skip)?;
         } else if kind.is_symlink() {
-            let link = std::fs::read_link(&source)
-                .map_err(|e| WorkspaceError::io(&source, "read link", e))?;
-            std::os::unix::fs::symlink(&link, &target)
-                .map_err(|e| WorkspaceError::io(&target, "create link", e))?;
+            let link = fs_err::read_link(&source).map_err(|e| WorkspaceError::io(&source, e))?;
+            fs_err::os::unix::fs::symlink(&link, &target)
+                .map_err(|e| WorkspaceError::io(&target, e))?;
         } else if kind.is_file() {
-            std::fs::copy(&source, &target).map_err(|e| WorkspaceError::io(&target, "copy", e))?;
+            fs_err::copy(&source, &target).map_err(|e| WorkspaceError::io(&target, e))?;
         }
     }
     Ok(())
@@ -461,15 +419,103 @@ fn copy_tree(from: &Path, to: &Path, skip: &Path) -> Result<(), WorkspaceError> 
 
 /// The highest `W…` number among the entries (files too: their names are taken).
 fn highest_number(dir: &Path) -> Result<u32, WorkspaceError> {
-    let io_err = |source| WorkspaceError::io(dir, "list", source);
+    let io_err = |source| WorkspaceError::io(dir, source);
     let mut highest = 0;
-    for entry in std::fs::read_dir(dir).map_err(io_err)? {
+    for entry in fs_err::read_dir(dir).map_err(io_err)? {
         let entry = entry.map_err(io_err)?;
         if let Some(number) = parse_workspace_name(&entry.file_name().to_string_lossy()) {
             highest = highest.max(number);
         }
     }
     Ok(highest)
+}
+
+/// The answer to the workspace question of a new run without `-w`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Run in the workspace used last.
+    Last,
+    /// Create a new numbered workspace.
+    New,
+}
+
+/// How many times the workspace question is asked before unclear answers stop the run.
+pub const MAX_QUESTIONS: u32 = 3;
+
+/// The workspace a new run goes to, decided but not yet created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// `-w PATH`.
+    Dir(PathBuf),
+    /// The agent's workspace used last.
+    Last(AgentWorkspace),
+    /// A new numbered workspace of the agent.
+    Next,
+}
+
+impl Choice {
+    /// `-w PATH` (`work_dir`), or one of the numbered workspaces of the agent at
+    /// `agent_home`: the last used one when `reuse` (asked only when there is one, with
+    /// its id) says so, else a new one. Nothing is created.
+    ///
+    /// # Errors
+    /// `reuse`'s.
+    pub fn decide<E>(
+        agent_home: &Path,
+        work_dir: Option<&Path>,
+        reuse: impl FnOnce(&str) -> Result<Reuse, E>,
+    ) -> Result<Self, E> {
+        if let Some(dir) = work_dir {
+            return Ok(Choice::Dir(dir.to_path_buf()));
+        }
+        Ok(match last_used(agent_home) {
+            Some(previous) => match reuse(&previous.id)? {
+                Reuse::Last => Choice::Last(previous),
+                Reuse::New => Choice::Next,
+            },
+            None => Choice::Next,
+        })
+    }
+
+    /// The directory whose `.env` is the credentials' workspace layer. A workspace yet to
+    /// be created has no `.env`: the agent's own stands in, as it does for the agent layer.
+    #[must_use]
+    pub fn env_dir(&self, agent_home: &Path) -> PathBuf {
+        match self {
+            Choice::Dir(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+            Choice::Last(workspace) => workspace.path.clone(),
+            Choice::Next => agent_home.to_path_buf(),
+        }
+    }
+
+    /// Creates the workspace when needed (`-w`'s when missing, the next `W00N`), and
+    /// names a numbered one in `LAST_USED`. Returns its absolute path and its `W00N`.
+    ///
+    /// # Errors
+    /// What [`ensure_workspace`], [`create_next_workspace`] and [`set_last_used`] report.
+    pub fn create(self, agent_home: &Path) -> Result<(PathBuf, Option<String>), WorkspaceError> {
+        let workspace = match self {
+            Choice::Dir(dir) => {
+                let workspace = ensure_workspace(&dir)?;
+                let path = workspace.root().to_path_buf();
+                let id = numbered_id(agent_home, &path);
+                return Ok((path, id));
+            }
+            Choice::Last(workspace) => workspace,
+            Choice::Next => create_next_workspace(agent_home)?,
+        };
+        set_last_used(agent_home, &workspace.id)?;
+        Ok((workspace.path, Some(workspace.id)))
+    }
+}
+
+/// `W003` when `path` is `{agent_home}/workspaces/W003`.
+#[must_use]
+pub fn numbered_id(agent_home: &Path, path: &Path) -> Option<String> {
+    let parent = path.parent()?;
+    let name = path.file_name()?.to_str()?;
+    let workspaces = agent_home.join(WORKSPACES_DIR).canonicalize().ok()?;
+    (parent == workspaces && parse_workspace_name(name).is_some()).then(|| name.to_owned())
 }
 
 /// The workspace `workspaces/LAST_USED` names, when it names an existing numbered
@@ -494,17 +540,16 @@ pub fn last_used(agent_home: &Path) -> Option<AgentWorkspace> {
 /// [`WorkspaceError::Io`] or [`WorkspaceError::PermissionDenied`] naming the file.
 pub fn set_last_used(agent_home: &Path, workspace_id: &str) -> Result<(), WorkspaceError> {
     let dir = workspaces_dir(agent_home)?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|source| WorkspaceError::io(&dir, "create directory", source))?;
+    fs_err::create_dir_all(&dir).map_err(|e| WorkspaceError::io(&dir, e))?;
     let path = dir.join(LAST_USED_FILE);
     write_atomic(&path, format!("{workspace_id}\n").as_bytes())
-        .map_err(|source| WorkspaceError::io(&path, "write", source))
+        .map_err(|e| WorkspaceError::io(&path, e))
 }
 
 /// `{agent_home}/workspaces`, absolute so that returned workspace paths are absolute.
 fn workspaces_dir(agent_home: &Path) -> Result<PathBuf, WorkspaceError> {
     let home = std::path::absolute(agent_home)
-        .map_err(|source| WorkspaceError::io(agent_home, "resolve", source))?;
+        .map_err(|e| WorkspaceError::io(agent_home, failed("resolve", agent_home, e)))?;
     Ok(home.join(WORKSPACES_DIR))
 }
 

@@ -1,7 +1,7 @@
 //! The operations behind the `delta-sessions` commands: start, exec, end, list, cleanup.
 //! Each returns the JSON document to print, or an error with a hint.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -40,7 +40,7 @@ impl Sessions {
             dir.to_owned()
         } else {
             std::env::current_dir()
-                .map_err(|e| SessionsError::io("read", "the current directory", e))?
+                .map_err(|e| SessionsError::failed("read the current directory", e))?
                 .join(dir)
         };
         Ok(Self { dir })
@@ -60,15 +60,15 @@ impl Sessions {
         id: Option<&SessionId>,
         holder_exe: &Path,
     ) -> Result<StartOutput, SessionsError> {
-        fs::create_dir_all(&self.dir).map_err(|e| SessionsError::io("create", &self.dir, e))?;
+        fs_err::create_dir_all(&self.dir)?;
         let paths = self.create_session_dir(id)?;
         // Held until the holder is up, so `cleanup` leaves the half-made session alone.
         let _lock = store::lock_exclusive(&paths)?;
-        let log = OpenOptions::new()
+        let log = fs_err::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(paths.log())
-            .map_err(|e| SessionsError::io("create", paths.log(), e))?;
+            .open(paths.log())?
+            .into_file();
         let failed = |reason: String| {
             let _ignored = fs::remove_dir_all(&paths.dir);
             SessionsError::StartFailed {
@@ -141,7 +141,10 @@ impl Sessions {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 8 => {
                     attempts += 1;
                 }
-                Err(e) => return Err(SessionsError::io("create", &paths.dir, e)),
+                Err(e) => {
+                    let what = format!("create directory `{}`", paths.dir.display());
+                    return Err(SessionsError::failed(what, e));
+                }
             }
         }
     }
@@ -315,8 +318,7 @@ impl Sessions {
                 Err(_) => false,
             };
             if remove {
-                fs::remove_dir_all(&paths.dir)
-                    .map_err(|e| SessionsError::io("remove", &paths.dir, e))?;
+                fs_err::remove_dir_all(&paths.dir)?;
                 removed.push(id.to_string());
             }
         }
@@ -335,10 +337,10 @@ impl Sessions {
     }
 
     fn session_ids(&self) -> Result<Vec<SessionId>, SessionsError> {
-        let entries = match fs::read_dir(&self.dir) {
+        let entries = match fs_err::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(SessionsError::io("read", &self.dir, e)),
+            Err(e) => return Err(e.into()),
         };
         let mut ids: Vec<SessionId> = entries
             .filter_map(|entry| {

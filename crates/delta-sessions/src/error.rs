@@ -3,14 +3,14 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::id::SessionId;
+use crate::id::{InvalidSessionId, SessionId};
 
 /// Everything that can go wrong in a sessions operation.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionsError {
     /// An id given on the command line does not have the `sess_` + 12 hex digits shape.
-    #[error("invalid session id '{0}'")]
-    InvalidId(String),
+    #[error(transparent)]
+    InvalidId(#[from] InvalidSessionId),
     /// `start --id` named an id that a session in the directory already has.
     #[error("session {id} already exists in {}", dir.display())]
     IdInUse { id: SessionId, dir: PathBuf },
@@ -35,14 +35,9 @@ pub enum SessionsError {
     /// The interpreter could not be started or did not answer the session protocol.
     #[error("cannot start a session with '{command}': {reason}")]
     StartFailed { command: String, reason: String },
-    /// A file-system operation failed.
-    #[error("cannot {action} {}: {source}", path.display())]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    /// A file-system operation failed; the message names it and the path.
+    #[error(transparent)]
+    Io(#[from] io::Error),
     /// `metadata.json` exists but does not parse.
     #[error("{} is not valid session metadata: {source}", path.display())]
     Metadata {
@@ -90,7 +85,7 @@ impl SessionsError {
             Self::StartFailed { .. } => "pass a shell (bash, sh, dash, zsh) or python3 that is on \
                 PATH, or a path to one: `delta-sessions start bash`"
                 .to_owned(),
-            Self::Io { .. } => "check that the directory exists and is writable, or choose \
+            Self::Io(_) => "check that the directory exists and is writable, or choose \
                 another with --sessions-dir"
                 .to_owned(),
             Self::Metadata { .. } => "the file was edited or cut short; end the session with \
@@ -113,17 +108,18 @@ impl SessionsError {
             | Self::NotRunning { .. }
             | Self::Lost { .. }
             | Self::StartFailed { .. }
-            | Self::Io { .. }
+            | Self::Io(_)
             | Self::Metadata { .. }
             | Self::Holder { .. } => 1,
         }
     }
 
-    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
-        Self::Io {
-            action,
-            path: path.into(),
-            source,
-        }
+    /// `error` from an operation that `fs_err` does not wrap (a lock, a socket, the
+    /// current directory), worded as fs-err words its own: `failed to {action}: {error}`.
+    pub fn failed(action: impl std::fmt::Display, error: io::Error) -> Self {
+        Self::Io(io::Error::new(
+            error.kind(),
+            format!("failed to {action}: {error}"),
+        ))
     }
 }

@@ -8,7 +8,7 @@
 //! id, which is how `end` and `cleanup` find them all.
 
 use std::collections::HashSet;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufReader, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -149,15 +149,14 @@ impl Holder {
             reason,
         };
         nix::unistd::setsid().map_err(|e| failed(format!("setsid failed: {e}")))?;
-        let log = OpenOptions::new()
+        let log = fs_err::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(paths.log())
-            .map_err(|e| SessionsError::io("open", paths.log(), e))?;
-        let run_dir = paths.run_dir();
-        fs::create_dir_all(&run_dir).map_err(|e| SessionsError::io("create", &run_dir, e))?;
+            .open(paths.log())?
+            .into_file();
+        fs_err::create_dir_all(paths.run_dir())?;
         let work_dir = std::env::current_dir()
-            .map_err(|e| SessionsError::io("read", "the current directory", e))?;
+            .map_err(|e| SessionsError::failed("read the current directory", e))?;
         let kind = Kind::detect(command);
         let mut interp = spawn(command, kind, &paths.id, &log).map_err(&failed)?;
 
@@ -173,8 +172,9 @@ impl Holder {
             let _ignored = interp.child.wait();
             return Err(failed(reason));
         }
-        let listener = wire::bind(&paths.dir)
-            .map_err(|e| SessionsError::io("listen on", paths.socket(), e))?;
+        let listener = wire::bind(&paths.dir).map_err(|e| {
+            SessionsError::failed(format!("listen on `{}`", paths.socket().display()), e)
+        })?;
 
         let me = i32::try_from(std::process::id()).unwrap_or(-1);
         let meta = Metadata {

@@ -3,10 +3,14 @@
 
 use std::fmt;
 
-use crate::error::SessionsError;
-
 const PREFIX: &str = "sess_";
 const HEX_DIGITS: usize = 12;
+
+/// Text that is not a session id (`sess_` + 12 hex digits); the sessions' error type
+/// wraps it, so that this module needs none of the others.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid session id '{0}'")]
+pub struct InvalidSessionId(pub String);
 
 /// A validated session id such as `sess_0123456789ab`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -23,11 +27,11 @@ impl SessionId {
 
     /// Accepts exactly `sess_` followed by 12 lowercase hex digits; anything else (slashes,
     /// dots, other lengths) is rejected before it is joined to a path.
-    pub fn parse(text: &str) -> Result<Self, SessionsError> {
+    pub fn parse(text: &str) -> Result<Self, InvalidSessionId> {
         if Self::is_valid(text) {
             Ok(Self(text.to_owned()))
         } else {
-            Err(SessionsError::InvalidId(text.to_owned()))
+            Err(InvalidSessionId(text.to_owned()))
         }
     }
 

@@ -22,7 +22,7 @@ pub use capture::OUTPUT_CAP;
 pub use client::{HOLDER_SUBCOMMAND, Sessions};
 pub use error::SessionsError;
 pub use holder::{TIMEOUT_EXIT_CODE, run_holder};
-pub use id::SessionId;
+pub use id::{InvalidSessionId, SessionId};
 pub use interp::Kind;
 pub use output::{
     CleanupOutput, EndOutput, ErrorOutput, ExecOutput, ListEntry, ListStatus, StartOutput,

@@ -1,7 +1,7 @@
 //! The on-disk layout of `.sessions/{id}/` and the files in it: `metadata.json` (replaced
 //! atomically), `state.json`, `history.log` (JSON lines), the exec lock and runtime files.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -162,8 +162,8 @@ pub fn hostname() -> String {
 /// Replaces `path` atomically: readers see the old or the new file, never a torn one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SessionsError> {
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    fs::write(&tmp, bytes).map_err(|e| SessionsError::io("write", &tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| SessionsError::io("replace", path, e))
+    fs_err::write(&tmp, bytes)?;
+    Ok(fs_err::rename(&tmp, path)?)
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), SessionsError> {
@@ -182,12 +182,12 @@ pub fn write_metadata(paths: &SessionPaths, meta: &Metadata) -> Result<(), Sessi
 /// `Ok(None)` when the file does not exist (a session still starting, or a failed start).
 pub fn read_metadata(paths: &SessionPaths) -> Result<Option<Metadata>, SessionsError> {
     let path = paths.metadata();
-    match fs::read(&path) {
+    match fs_err::read(&path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
             .map_err(|e| SessionsError::Metadata { path, source: e }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(SessionsError::io("read", path, e)),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -203,12 +203,12 @@ pub fn append_history(paths: &SessionPaths, entry: &HistoryEntry) -> Result<(), 
         source: e,
     })?;
     line.push(b'\n');
-    OpenOptions::new()
+    fs_err::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&path)
-        .and_then(|mut file| file.write_all(&line))
-        .map_err(|e| SessionsError::io("append to", path, e))
+        .and_then(|mut file| file.write_all(&line))?;
+    Ok(())
 }
 
 /// An exclusive advisory lock on a session's `exec.lock`, released on drop.
@@ -217,13 +217,16 @@ pub struct ExecLock {
 }
 
 fn open_lock_file(paths: &SessionPaths) -> Result<File, SessionsError> {
-    let path = paths.lock();
-    OpenOptions::new()
+    Ok(fs_err::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(&path)
-        .map_err(|e| SessionsError::io("open", path, e))
+        .open(paths.lock())?
+        .into_file())
+}
+
+fn lock_failed(paths: &SessionPaths, errno: nix::errno::Errno) -> SessionsError {
+    SessionsError::failed(format!("lock `{}`", paths.lock().display()), errno.into())
 }
 
 /// Waits for the lock: this is what serialises concurrent `exec` calls on one session.
@@ -231,7 +234,7 @@ pub fn lock_exclusive(paths: &SessionPaths) -> Result<ExecLock, SessionsError> {
     let file = open_lock_file(paths)?;
     Flock::lock(file, FlockArg::LockExclusive)
         .map(|flock| ExecLock { _flock: flock })
-        .map_err(|(_, errno)| SessionsError::io("lock", paths.lock(), errno.into()))
+        .map_err(|(_, errno)| lock_failed(paths, errno))
 }
 
 /// `Ok(None)` when someone else holds the lock (a command is running, or the session is
@@ -241,6 +244,6 @@ pub fn try_lock_exclusive(paths: &SessionPaths) -> Result<Option<ExecLock>, Sess
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(flock) => Ok(Some(ExecLock { _flock: flock })),
         Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
-        Err((_, errno)) => Err(SessionsError::io("lock", paths.lock(), errno.into())),
+        Err((_, errno)) => Err(lock_failed(paths, errno)),
     }
 }

@@ -23,6 +23,7 @@ use crate::journal::{ActionRequest, ActionResult, ActionStatus, EventPayload, To
 use crate::process::{
     Captured, OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process,
 };
+use crate::secrets::Redactor;
 use crate::tool::{ASK_HUMAN_TOOL, Invocation, ToolSpec};
 
 /// A tool call resolved against the agent's tools, before anything runs.
@@ -231,10 +232,11 @@ pub struct ExecutionRecord {
 }
 
 impl ExecutionRecord {
-    /// Writes the files into `dir` (created).
-    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let write = crate::secrets::write_masked;
+    /// Writes the files into `dir` (created), the secrets of `redactor` (the run's)
+    /// masked.
+    pub fn write(&self, dir: &Path, redactor: &Redactor) -> std::io::Result<()> {
+        fs_err::create_dir_all(dir)?;
+        let write = |path: &Path, bytes: &[u8]| redactor.write_masked(path, bytes);
         write(
             &dir.join("command.txt"),
             format!("{}\n", self.command).as_bytes(),
@@ -247,7 +249,7 @@ impl ExecutionRecord {
             &dir.join("exit_code.txt"),
             format!("{}\n", self.exit).as_bytes(),
         )?;
-        std::fs::write(
+        fs_err::write(
             dir.join("duration_ms.txt"),
             format!("{}\n", self.duration.as_millis()),
         )
@@ -433,12 +435,7 @@ impl ActiveRun {
                         (record, (ActionStatus::Error, None, message, elapsed))
                     }
                 };
-                record
-                    .write(&record_dir)
-                    .map_err(|source| EngineError::Io {
-                        path: record_dir.clone(),
-                        source,
-                    })?;
+                record.write(&record_dir, &self.output.redactor)?;
                 ended
             }
         };

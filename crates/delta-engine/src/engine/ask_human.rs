@@ -247,7 +247,7 @@ impl ActiveRun {
                 Ok(Asked::Answered)
             }
             None => {
-                write_interaction_request(&self.paths, &request)?;
+                write_interaction_request(&self.paths, &request, &self.output.redactor)?;
                 observer.detail(
                     Level::Info,
                     format!(

@@ -120,10 +120,6 @@ impl ActiveRun {
         full_output_ref: &str,
         shutdown: &mut Shutdown,
     ) -> Result<McpActed, EngineError> {
-        let io_error = |source| EngineError::Io {
-            path: record_dir.to_path_buf(),
-            source,
-        };
         let command = tool.resolved_command();
         let deadline = self.deadline();
         let Some(servers) = self.mcp.as_mut() else {
@@ -148,16 +144,15 @@ impl ActiveRun {
                     &tool.tool,
                     &arguments,
                     &outcome,
-                )
-                .map_err(io_error)?;
+                    &self.output.redactor,
+                )?;
                 ExecutionRecord {
                     command: command.clone(),
                     logs: None,
                     exit: outcome.exit.clone(),
                     duration: outcome.duration,
                 }
-                .write(record_dir)
-                .map_err(io_error)?;
+                .write(record_dir, &self.output.redactor)?;
                 let observation = self.output.redactor.redact(&record.observation);
                 Ok(McpActed {
                     status: record.status,
@@ -179,8 +174,7 @@ impl ActiveRun {
                     exit: exit.to_owned(),
                     duration: Duration::ZERO,
                 }
-                .write(record_dir)
-                .map_err(io_error)?;
+                .write(record_dir, &self.output.redactor)?;
                 Ok(McpActed {
                     status: ActionStatus::Error,
                     observation: format!(

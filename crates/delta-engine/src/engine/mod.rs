@@ -46,7 +46,7 @@ mod start;
 mod think;
 mod window;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -102,15 +102,9 @@ pub enum EngineError {
     /// The journal cannot be written or read.
     #[error(transparent)]
     Journal(#[from] JournalError),
-    /// An `io/` record cannot be written.
-    #[error("cannot write {}: {source}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// An `io/` record cannot be written; the message names the file.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
     /// The request body cannot be serialized (a bug: it is built from JSON values).
     #[error("cannot serialize the LLM request: {0}")]
     Serialize(#[source] serde_json::Error),
@@ -326,7 +320,7 @@ impl ActiveRun {
             cut_before = cut_answer;
             self.record_budget();
             self.metadata.touch(Timestamp::now());
-            write_metadata(&self.paths.metadata(), &self.metadata)?;
+            self.write_metadata()?;
         }
     }
 
@@ -438,7 +432,7 @@ impl ActiveRun {
         if let Err(e) = self.journal.sync() {
             first_error.get_or_insert(e.into());
         }
-        if let Err(e) = write_metadata(&self.paths.metadata(), &self.metadata) {
+        if let Err(e) = self.write_metadata() {
             first_error.get_or_insert(e.into());
         }
         observer.on_event(&EngineEvent::RunFinished {
@@ -447,6 +441,22 @@ impl ActiveRun {
             error,
         });
         first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl ActiveRun {
+    /// `metadata.json` as the run stands, the run's secrets masked.
+    fn write_metadata(&self) -> Result<(), RunStateError> {
+        write_metadata(
+            &self.paths.metadata(),
+            &self.metadata,
+            &self.output.redactor,
+        )
+    }
+
+    /// An `io/` record of the run, its secrets masked.
+    fn write_file(&self, path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
+        Ok(self.output.redactor.write_masked(path, bytes)?)
     }
 }
 
@@ -480,15 +490,5 @@ fn interrupted(signal: StopSignal) -> Stop {
 }
 
 fn create_dir(dir: &Path) -> Result<(), EngineError> {
-    std::fs::create_dir_all(dir).map_err(|source| EngineError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
-    crate::secrets::write_masked(path, bytes).map_err(|source| EngineError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    Ok(fs_err::create_dir_all(dir)?)
 }

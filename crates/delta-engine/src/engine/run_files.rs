@@ -7,7 +7,7 @@
 
 use super::{ActiveRun, Level, Observer, Stop};
 use crate::journal::{Displacement, EventPayload, MessageLevel, SystemMessage};
-use crate::run::{ErrorInfo, ErrorType, RunLock};
+use crate::run::{ErrorInfo, ErrorType, RunLock, create_record_dirs};
 
 /// `error.type` of a run stopped because its files were removed.
 pub const RUN_FILES_REMOVED: &str = "RunFilesRemoved";
@@ -28,16 +28,7 @@ impl ActiveRun {
             return Ok(None);
         };
         self.journal.restore()?;
-        for dir in [
-            self.paths.invocations_dir(),
-            self.paths.tool_executions_dir(),
-            self.paths.hooks_dir(),
-        ] {
-            std::fs::create_dir_all(&dir).map_err(|source| super::EngineError::Io {
-                path: dir.clone(),
-                source,
-            })?;
-        }
+        create_record_dirs(&self.paths)?;
         // The old lock went with the old file; a new one keeps other processes out while
         // the run is recorded as stopped.
         if let Ok(lock) = RunLock::try_acquire(&self.paths.lock()) {

@@ -67,7 +67,6 @@ impl ActiveRun {
         agent: &Agent,
         output: OutputPolicy,
     ) -> Result<ActiveRun, EngineError> {
-        crate::secrets::guard_disk(&output.redactor);
         let mut answered = None;
         let mut pending_calls = Vec::new();
         let (paths, lock, journal, metadata) = match origin {
@@ -99,7 +98,7 @@ impl ActiveRun {
             Duration::from_secs_f64(b.duration_s.used)
         });
         Ok(ActiveRun {
-            hooks: HookRunner::new(agent.hooks.clone(), &paths).with_output(output.clone()),
+            hooks: HookRunner::new(agent.hooks.clone(), &paths, output.clone()),
             paths,
             _lock: lock,
             journal,
@@ -151,8 +150,8 @@ fn create(
         Timestamp::now(),
     );
     metadata.replay_of.clone_from(&new.replay_of);
-    write_metadata(&paths.metadata(), &metadata)?;
-    let journal = Journal::open_with(&paths.journal(), new.fsync)?;
+    write_metadata(&paths.metadata(), &metadata, &output.redactor)?;
+    let journal = Journal::open_with(&paths.journal(), new.fsync, output.redactor.clone())?;
     journal.append(EventPayload::RunStart(RunStart {
         run_id: new.run_id.clone(),
         task: new.task.to_owned(),

@@ -12,7 +12,7 @@ use super::called::{Answer, Called};
 use super::window::{self, Fit, Limit, Window};
 use super::{
     ActiveRun, CONTEXT_ERROR, EngineError, EngineEvent, Flow, Level, Observer, Shutdown, Stop,
-    create_dir, interrupted, write_file,
+    create_dir, interrupted,
 };
 use crate::config::{Agent, LlmConfig, load_context};
 use crate::context::{ContextEnv, ContextReport, build_context};
@@ -217,7 +217,7 @@ impl ActiveRun {
         let bytes = serde_json::to_vec(body).map_err(EngineError::Serialize)?;
         let dir = self.paths.invocation_dir(&invocation_id);
         create_dir(&dir)?;
-        write_file(&self.paths.invocation_request(&invocation_id), &bytes)?;
+        self.write_file(&self.paths.invocation_request(&invocation_id), &bytes)?;
         let model = agent.llm.model.clone();
         observer.on_event(&EngineEvent::LlmRequestStarted {
             invocation_id: invocation_id.clone(),
@@ -310,7 +310,7 @@ impl ActiveRun {
         self.write_response(&invocation_id, &completion.raw_body)?;
         if let Some(stream) = &completion.stream {
             let stream = self.output.redactor.redact_bytes(stream);
-            write_file(&self.paths.invocation_stream(&invocation_id), &stream)?;
+            self.write_file(&self.paths.invocation_stream(&invocation_id), &stream)?;
         }
         record.response_received = true;
         record.response_model.clone_from(&completion.model);
@@ -348,14 +348,14 @@ impl ActiveRun {
     /// may echo and which is never written to a file.
     fn write_response(&self, invocation_id: &str, body: &[u8]) -> Result<(), EngineError> {
         let body = self.output.redactor.redact_bytes(body);
-        write_file(&self.paths.invocation_response(invocation_id), &body)
+        self.write_file(&self.paths.invocation_response(invocation_id), &body)
     }
 
     fn write_invocation_record(&self, record: &InvocationRecord) -> Result<(), EngineError> {
         let path = self.paths.invocation_metadata(&record.invocation_id);
         let mut bytes = serde_json::to_vec_pretty(record).map_err(EngineError::Serialize)?;
         bytes.push(b'\n');
-        write_file(&path, &bytes)
+        self.write_file(&path, &bytes)
     }
 
     /// Adds the call's tokens and estimated cost to the run's usage (step 8).

@@ -226,10 +226,12 @@ pub struct HookRunner {
 }
 
 impl HookRunner {
-    /// The runner of the run at `paths`. Step numbers continue after the highest
-    /// `io/hooks/{step}_*` directory already there, so a continued run never reuses one.
+    /// The runner of the run at `paths`, with the run's output policy: the limit of every
+    /// hook's output, and the redactor of everything written under `io/hooks/`. Step
+    /// numbers continue after the highest `io/hooks/{step}_*` directory already there, so
+    /// a continued run never reuses one.
     #[must_use]
-    pub fn new(hooks: Hooks, paths: &RunPaths) -> Self {
+    pub fn new(hooks: Hooks, paths: &RunPaths, output: OutputPolicy) -> Self {
         // Hooks run in the workspace and receive these paths: make them absolute once, so
         // that they mean the same thing to the hook as to the engine.
         let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.into());
@@ -242,16 +244,8 @@ impl HookRunner {
             run_dir: absolute(paths.dir()),
             journal: absolute(&paths.journal()),
             hooks_dir,
-            output: OutputPolicy::default(),
+            output,
         }
-    }
-
-    /// The same runner with the run's output policy (limit and redactor) for every hook;
-    /// without it, the default limit applies and nothing is redacted.
-    #[must_use]
-    pub fn with_output(mut self, output: OutputPolicy) -> Self {
-        self.output = output;
-        self
     }
 
     /// The step number the next invocation will get.
@@ -325,7 +319,8 @@ impl HookRunner {
             process = run_process(&spec.command, None, &options) => Some(process),
             _ = cancel => None,
         };
-        if let Err(e) = record(&meta, &spec, process.as_ref(), started.elapsed()) {
+        let redactor = &self.output.redactor;
+        if let Err(e) = record(&meta, &spec, process.as_ref(), started.elapsed(), redactor) {
             return Some(outcome(Err(HookFailure::Record(e))));
         }
         let Some(process) = process else {
@@ -364,17 +359,17 @@ impl HookRunner {
     /// Creates the next `{step}_{hook}/` directory. A directory of that name left by an
     /// earlier process is never reused: the step moves on until a fresh one is created.
     fn allocate(&mut self, hook: HookName) -> (u32, Result<PathBuf, String>) {
-        if let Err(e) = std::fs::create_dir_all(&self.hooks_dir) {
+        if let Err(e) = fs_err::create_dir_all(&self.hooks_dir) {
             let step = self.take_step();
-            return (step, Err(describe(&self.hooks_dir, "create", &e)));
+            return (step, Err(e.to_string()));
         }
         loop {
             let step = self.take_step();
             let dir = self.hooks_dir.join(dir_name(step, hook));
-            match std::fs::create_dir(&dir) {
+            match fs_err::create_dir(&dir) {
                 Ok(()) => return (step, Ok(dir)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && step < u32::MAX => {}
-                Err(e) => return (step, Err(describe(&dir, "create", &e))),
+                Err(e) => return (step, Err(e.to_string())),
             }
         }
     }
@@ -396,7 +391,7 @@ impl HookRunner {
     ) -> Result<(), String> {
         let input = dir.join("input");
         for sub in [&input, &dir.join("output"), &dir.join("execution_meta")] {
-            std::fs::create_dir(sub).map_err(|e| describe(sub, "create", &e))?;
+            fs_err::create_dir(sub).map_err(|e| e.to_string())?;
         }
         let context = HookContext {
             run_id: self.run_id.clone(),
@@ -412,15 +407,16 @@ impl HookRunner {
         let mut context_json = serde_json::to_vec_pretty(&context)
             .map_err(|e| format!("cannot serialize context.json: {e}"))?;
         context_json.push(b'\n');
-        write(&input.join("context.json"), &context_json)?;
+        let redactor = &self.output.redactor;
+        write(redactor, &input.join("context.json"), &context_json)?;
         let payload = event
             .payload()
             .map_err(|e| format!("cannot serialize payload.dat: {e}"))?;
         if let Some(payload) = payload {
-            write(&input.join("payload.dat"), &payload)?;
+            write(redactor, &input.join("payload.dat"), &payload)?;
             if let HookEvent::PreLlmRequest { .. } = event {
                 // Seed 001 §8.3 names the same request `proposed_payload.json`.
-                write(&input.join("proposed_payload.json"), &payload)?;
+                write(redactor, &input.join("proposed_payload.json"), &payload)?;
             }
         }
         Ok(())
@@ -453,7 +449,9 @@ fn record(
     spec: &HookSpec,
     process: Option<&Result<ProcessOutcome, ProcessError>>,
     elapsed: Duration,
+    redactor: &Redactor,
 ) -> Result<(), String> {
+    let write = |path: &Path, bytes: &[u8]| write(redactor, path, bytes);
     let command = command_line(&spec.command);
     write(&meta.join("command.txt"), format!("{command}\n").as_bytes())?;
     // The same words as `io/tool_executions/*/exit_code.txt`.
@@ -569,23 +567,21 @@ fn ingest_control(
 /// a JSON string stays valid JSON: `[REDACTED]` needs no escaping. A file that held a
 /// secret is rewritten redacted: the hook wrote it, but it is part of the run's record.
 fn read_optional(path: &Path, redactor: &Redactor) -> Result<Option<Vec<u8>>, String> {
-    match std::fs::read(path) {
+    match fs_err::read(path) {
         Ok(bytes) => {
             let redacted = redactor.redact_bytes(&bytes);
             if redacted != bytes {
-                write(path, &redacted)?;
+                write(redactor, path, &redacted)?;
             }
             Ok(Some(redacted))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(describe(path, "read", &e)),
+        Err(e) => Err(e.to_string()),
     }
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::secrets::write_masked(path, bytes).map_err(|e| describe(path, "write", &e))
-}
-
-fn describe(path: &Path, action: &str, error: &io::Error) -> String {
-    format!("cannot {action} {}: {error}", path.display())
+fn write(redactor: &Redactor, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    redactor
+        .write_masked(path, bytes)
+        .map_err(|e| e.to_string())
 }

@@ -3,9 +3,10 @@
 //! file, which nobody will ever read. [`Journal::displaced`] notices, and
 //! [`Journal::restore`] puts the journal back at its path from the file the writer holds.
 
-use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
+
+use fs_err::{File, OpenOptions};
 
 use super::{Journal, JournalError};
 
@@ -45,29 +46,20 @@ impl Journal {
     pub fn restore(&self) -> Result<(), JournalError> {
         use std::os::fd::AsRawFd;
         let mut state = self.lock_state();
-        let io_err = |action, source| JournalError::Io {
-            path: self.path.clone(),
-            action,
-            source,
-        };
         let proc_path = format!("/proc/self/fd/{}", state.file.as_raw_fd());
-        let mut old = File::open(&proc_path).map_err(|e| io_err("read back", e))?;
-        old.seek(SeekFrom::Start(0))
-            .map_err(|e| io_err("read back", e))?;
+        let mut old = File::open(&proc_path)?;
+        old.seek(SeekFrom::Start(0))?;
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| io_err("re-create the directory of", e))?;
+            fs_err::create_dir_all(dir)?;
         }
         // The path may hold a stranger's file: a new inode is written, then renamed over.
         let tmp = self.path.with_extension("jsonl.restored");
-        let mut new = File::create(&tmp).map_err(|e| io_err("restore", e))?;
-        std::io::copy(&mut old, &mut new).map_err(|e| io_err("restore", e))?;
-        new.sync_all().map_err(|e| io_err("restore", e))?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| io_err("restore", e))?;
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&self.path)
-            .map_err(|e| io_err("open", e))?;
-        state.len = file.metadata().map_err(|e| io_err("stat", e))?.len();
+        let mut new = File::create(&tmp)?;
+        std::io::copy(&mut old, &mut new)?;
+        new.sync_all()?;
+        fs_err::rename(&tmp, &self.path)?;
+        let file = OpenOptions::new().append(true).open(&self.path)?;
+        state.len = file.metadata()?.len();
         state.file = file;
         Ok(())
     }

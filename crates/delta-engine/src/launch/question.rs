@@ -4,19 +4,8 @@
 
 use std::io::{BufRead, Write};
 
-use super::LaunchError;
-
-/// The answer to the workspace question.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reuse {
-    /// Run in the workspace used last.
-    Last,
-    /// Create a new numbered workspace.
-    New,
-}
-
-/// How many times the workspace question is asked before unclear answers stop the run.
-pub const MAX_QUESTIONS: u32 = 3;
+use super::error::LaunchError;
+use crate::workspace::{MAX_QUESTIONS, Reuse};
 
 /// What an answer to the workspace question means: only explicit answers count (Enter
 /// alone takes the default shown in capitals, reuse), and `None` asks again. Anything

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::LaunchError;
+use super::error::LaunchError;
 use crate::llm::ClientSettings;
 use crate::process::DEFAULT_OUTPUT_LIMIT;
 

@@ -9,7 +9,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use crate::journal::ActionStatus;
-use crate::secrets::write_masked;
+use crate::secrets::Redactor;
 
 /// How a call ended, before it is recorded.
 #[derive(Debug, Clone)]
@@ -54,8 +54,9 @@ impl McpCallOutcome {
     }
 }
 
-/// Writes the call's files into `dir` (created) and says what the model reads. `dir_ref`
-/// is how observations name `dir` (`io/tool_executions/{action_id}/`).
+/// Writes the call's files into `dir` (created), the secrets of `redactor` (the run's)
+/// masked, and says what the model reads. `dir_ref` is how observations name `dir`
+/// (`io/tool_executions/{action_id}/`).
 pub fn write_call_record(
     dir: &Path,
     dir_ref: &str,
@@ -63,8 +64,10 @@ pub fn write_call_record(
     tool: &str,
     arguments: &Map<String, Value>,
     outcome: &McpCallOutcome,
+    redactor: &Redactor,
 ) -> std::io::Result<CallRecord> {
-    std::fs::create_dir_all(dir)?;
+    let write_masked = |path: &Path, bytes: &[u8]| redactor.write_masked(path, bytes);
+    fs_err::create_dir_all(dir)?;
     let request = json!({"server": server, "tool": tool, "arguments": arguments});
     write_masked(&dir.join("request.json"), pretty(&request).as_bytes())?;
     let Some(result) = &outcome.result else {
@@ -82,7 +85,7 @@ pub fn write_call_record(
     let mut parts = Vec::new();
     if let Some(blocks) = kept.get_mut("content").and_then(Value::as_array_mut) {
         for (index, block) in blocks.iter_mut().enumerate() {
-            parts.push(describe_block(block, index + 1, dir, dir_ref)?);
+            parts.push(describe_block(block, index + 1, dir, dir_ref, redactor)?);
         }
     }
     write_masked(&dir.join("result.json"), pretty(&kept).as_bytes())?;
@@ -114,6 +117,7 @@ fn describe_block(
     number: usize,
     dir: &Path,
     dir_ref: &str,
+    redactor: &Redactor,
 ) -> std::io::Result<String> {
     let kind = block
         .get("type")
@@ -140,7 +144,7 @@ fn describe_block(
                 return Ok(format!("[{kind} ({mime}) whose data is not valid base64]"));
             };
             let name = format!("content-{number}.{}", extension(&mime));
-            write_masked(&dir.join(&name), &bytes)?;
+            redactor.write_masked(&dir.join(&name), &bytes)?;
             if let Some(object) = block.as_object_mut() {
                 object.remove("data");
                 object.insert("file".into(), name.clone().into());
@@ -193,6 +197,20 @@ fn pretty(value: &Value) -> String {
 mod tests {
     use super::*;
 
+    fn recorded(dir: &tempfile::TempDir, dir_ref: &str, outcome: &McpCallOutcome) -> CallRecord {
+        let redactor = Redactor::default();
+        write_call_record(
+            dir.path(),
+            dir_ref,
+            "s",
+            "t",
+            &Map::new(),
+            outcome,
+            &redactor,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn images_become_files_and_text_stays_text() {
         let dir = tempfile::tempdir().unwrap();
@@ -203,8 +221,7 @@ mod tests {
             ]
         });
         let outcome = McpCallOutcome::from_result(result, Duration::ZERO);
-        let record =
-            write_call_record(dir.path(), "io/x/", "s", "t", &Map::new(), &outcome).unwrap();
+        let record = recorded(&dir, "io/x/", &outcome);
         assert_eq!(record.status, ActionStatus::Success);
         assert_eq!(
             record.observation,
@@ -225,13 +242,13 @@ mod tests {
             json!({"content": [], "structuredContent": {"t": 1}}),
             Duration::ZERO,
         );
-        let record = write_call_record(dir.path(), "r/", "s", "t", &Map::new(), &outcome).unwrap();
+        let record = recorded(&dir, "r/", &outcome);
         assert_eq!(record.observation, "{\n  \"t\": 1\n}\n");
         let failed = McpCallOutcome::from_result(
             json!({"content": [{"type": "text", "text": "boom"}], "isError": true}),
             Duration::ZERO,
         );
-        let record = write_call_record(dir.path(), "r/", "s", "t", &Map::new(), &failed).unwrap();
+        let record = recorded(&dir, "r/", &failed);
         assert_eq!(record.status, ActionStatus::Error);
         assert_eq!(
             record.observation,

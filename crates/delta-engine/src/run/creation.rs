@@ -49,28 +49,17 @@ pub fn reclaim_abandoned(
     if paths.metadata().exists() || journaled {
         return Ok(None);
     }
-    let io_err = |path: &Path, source| RunStateError::Io {
-        path: path.to_path_buf(),
-        action: "clean up",
-        source,
-    };
-    for entry in std::fs::read_dir(paths.dir()).map_err(|e| io_err(paths.dir(), e))? {
-        let path = entry.map_err(|e| io_err(paths.dir(), e))?.path();
+    for entry in fs_err::read_dir(paths.dir())? {
+        let path = entry?.path();
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if name.starts_with(".metadata.json.tmp.") || name == "journal.jsonl" {
-            std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+            fs_err::remove_file(&path)?;
         }
     }
-    for dir in [
-        paths.invocations_dir(),
-        paths.tool_executions_dir(),
-        paths.hooks_dir(),
-    ] {
-        std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
-    }
+    super::create_record_dirs(&paths)?;
     Ok(Some((paths, lock)))
 }
 

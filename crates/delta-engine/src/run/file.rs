@@ -2,10 +2,11 @@
 //! to a bound. A journal replaced by a symlink to `/dev/zero`, or a FIFO, would otherwise
 //! be read until the kernel kills the process, or block forever.
 
-use std::fs::OpenOptions;
 use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+
+use fs_err::OpenOptions;
+use fs_err::os::unix::fs::OpenOptionsExt;
 
 /// The largest journal the engine reads: far above any real run (observations sent to the
 /// model are capped at 10,000 characters; full outputs live in `io/`), far below what
@@ -21,7 +22,7 @@ pub const MAX_METADATA_BYTES: u64 = 64 << 20;
 /// # Errors
 /// The open's error (`NotFound` included); `InvalidInput` when the path is not a regular
 /// file (a device, a FIFO, a directory); `FileTooLarge` when it holds more than `limit`
-/// bytes.
+/// bytes. Every message names the path.
 pub fn read_regular_file(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
     let file = OpenOptions::new()
@@ -32,7 +33,11 @@ pub fn read_regular_file(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     if !meta.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            "not a regular file (a device, FIFO or directory is never read as run state)",
+            format!(
+                "{} is not a regular file (a device, FIFO or directory is never read as run \
+                 state)",
+                path.display()
+            ),
         ));
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(limit)).unwrap_or(0));
@@ -41,7 +46,11 @@ pub fn read_regular_file(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     if bytes.len() as u64 > limit {
         return Err(io::Error::new(
             io::ErrorKind::FileTooLarge,
-            format!("larger than the {} MiB limit", limit >> 20),
+            format!(
+                "{} is larger than the {} MiB limit",
+                path.display(),
+                limit >> 20
+            ),
         ));
     }
     Ok(bytes)

@@ -6,7 +6,8 @@ use std::io::ErrorKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{RunPaths, RunStateError, Timestamp, write_atomic};
+use super::{RunPaths, RunStateError, Timestamp, write_json};
+use crate::secrets::Redactor;
 
 /// How the answer should be collected and shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -56,28 +57,18 @@ pub struct InteractionRequest {
     pub sensitive: bool,
 }
 
-/// Writes `interaction/request.json` atomically, creating `interaction/`.
+/// Writes `interaction/request.json` atomically, creating `interaction/`, with the secrets
+/// of `redactor` (the run's) masked: the model writes the question.
 ///
 /// # Errors
 /// [`RunStateError::Io`] naming the file.
 pub fn write_interaction_request(
     paths: &RunPaths,
     request: &InteractionRequest,
+    redactor: &Redactor,
 ) -> Result<(), RunStateError> {
-    let path = paths.interaction_request();
-    let io_err = |action, source| RunStateError::Io {
-        path: path.clone(),
-        action,
-        source,
-    };
-    std::fs::create_dir_all(paths.interaction_dir()).map_err(|e| io_err("create directory", e))?;
-    let mut bytes =
-        serde_json::to_vec_pretty(request).map_err(|source| RunStateError::Serialize {
-            path: path.clone(),
-            source,
-        })?;
-    bytes.push(b'\n');
-    write_atomic(&path, &bytes).map_err(|e| io_err("write", e))
+    fs_err::create_dir_all(paths.interaction_dir())?;
+    write_json(&paths.interaction_request(), request, redactor)
 }
 
 /// Reads `interaction/request.json`; `None` when there is none.
@@ -89,16 +80,10 @@ pub fn read_interaction_request(
     paths: &RunPaths,
 ) -> Result<Option<InteractionRequest>, RunStateError> {
     let path = paths.interaction_request();
-    let bytes = match std::fs::read(&path) {
+    let bytes = match fs_err::read(&path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(RunStateError::Io {
-                path,
-                action: "read",
-                source,
-            });
-        }
+        Err(source) => return Err(source.into()),
     };
     serde_json::from_slice(&bytes)
         .map(Some)
@@ -119,7 +104,7 @@ pub fn read_interaction_request(
 /// [`RunStateError::Io`] when it cannot be read or is not UTF-8.
 pub fn read_interaction_response(paths: &RunPaths) -> Result<Option<String>, RunStateError> {
     let path = paths.interaction_response();
-    match std::fs::read_to_string(&path) {
+    match fs_err::read_to_string(&path) {
         Ok(mut text) => {
             if text.ends_with('\n') {
                 text.pop();
@@ -130,11 +115,7 @@ pub fn read_interaction_response(paths: &RunPaths) -> Result<Option<String>, Run
             Ok(Some(text))
         }
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(RunStateError::Io {
-            path,
-            action: "read",
-            source,
-        }),
+        Err(source) => Err(source.into()),
     }
 }
 
@@ -145,13 +126,9 @@ pub fn read_interaction_response(paths: &RunPaths) -> Result<Option<String>, Run
 /// [`RunStateError::Io`] when it exists but cannot be removed.
 pub fn clear_interaction(paths: &RunPaths) -> Result<(), RunStateError> {
     let dir = paths.interaction_dir();
-    match std::fs::remove_dir_all(&dir) {
+    match fs_err::remove_dir_all(&dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(RunStateError::Io {
-            path: dir,
-            action: "remove",
-            source,
-        }),
+        Err(source) => Err(source.into()),
     }
 }

@@ -1,12 +1,13 @@
 //! `run.lock`: the advisory lock that makes "at most one live process per run" true.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
 use super::RunStateError;
+use crate::path_error::failed;
 
 /// An exclusive `flock(2)` on `.delta/{run_id}/run.lock`, held for as long as this value
 /// lives and released on drop (and by the kernel when the process dies, however it dies).
@@ -27,17 +28,13 @@ impl RunLock {
     /// [`RunStateError::AlreadyLocked`] when another open file (in this or another
     /// process) holds it; [`RunStateError::Io`] when the file cannot be opened or locked.
     pub fn try_acquire(path: &Path) -> Result<Self, RunStateError> {
-        let file = OpenOptions::new()
+        let file = fs_err::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(path)
-            .map_err(|source| RunStateError::Io {
-                path: path.to_path_buf(),
-                action: "open lock file",
-                source,
-            })?;
+            .open(path)?
+            .into_file();
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(lock) => Ok(Self {
                 path: path.to_path_buf(),
@@ -46,11 +43,7 @@ impl RunLock {
             Err((_, Errno::EWOULDBLOCK)) => Err(RunStateError::AlreadyLocked {
                 path: path.to_path_buf(),
             }),
-            Err((_, errno)) => Err(RunStateError::Io {
-                path: path.to_path_buf(),
-                action: "lock",
-                source: std::io::Error::from(errno),
-            }),
+            Err((_, errno)) => Err(failed("lock", path, errno.into()).into()),
         }
     }
 
@@ -71,24 +64,14 @@ impl RunLock {
 /// # Errors
 /// [`RunStateError::Io`] when the file exists but cannot be opened or probed.
 pub fn is_locked_by_other(path: &Path) -> Result<bool, RunStateError> {
-    let file = match File::open(path) {
-        Ok(file) => file,
+    let file = match fs_err::File::open(path) {
+        Ok(file) => file.into_file(),
         Err(source) if source.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(source) => {
-            return Err(RunStateError::Io {
-                path: path.to_path_buf(),
-                action: "open lock file",
-                source,
-            });
-        }
+        Err(source) => return Err(source.into()),
     };
     match Flock::lock(file, FlockArg::LockSharedNonblock) {
         Ok(_probe) => Ok(false),
         Err((_, Errno::EWOULDBLOCK)) => Ok(true),
-        Err((_, errno)) => Err(RunStateError::Io {
-            path: path.to_path_buf(),
-            action: "probe lock",
-            source: std::io::Error::from(errno),
-        }),
+        Err((_, errno)) => Err(failed("probe the lock of", path, errno.into()).into()),
     }
 }

@@ -9,8 +9,9 @@ use std::str::FromStr;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{ProcessIdentity, RunId, RunStateError, Timestamp, write_atomic};
+use super::{ProcessIdentity, RunId, RunStateError, Timestamp, write_json};
 use crate::budget::{BudgetReport, Exceeded};
+use crate::secrets::Redactor;
 
 /// Version of the `metadata.json` layout written by this engine.
 pub const METADATA_SCHEMA_VERSION: &str = "1.0";
@@ -499,13 +500,19 @@ impl Metadata {
     /// RUNNING with a fresh budget of `max_iterations`; the previous result, error and end
     /// time are cleared because they described the previous process's stop.
     pub fn resume(&mut self, identity: &ProcessIdentity, max_iterations: u32, now: Timestamp) {
+        self.set_owner(identity, now);
+        self.max_iterations = max_iterations;
+        self.set_status(RunStatus::Running, now);
+    }
+
+    /// `identity` owns the run from `now` (`start_time`): the process a liveness check
+    /// and the Janitor look for.
+    pub fn set_owner(&mut self, identity: &ProcessIdentity, now: Timestamp) {
         self.start_time = now;
         self.pid = identity.pid;
         self.hostname.clone_from(&identity.hostname);
         self.process_name.clone_from(&identity.process_name);
         self.process_start_time = identity.start_ticks;
-        self.max_iterations = max_iterations;
-        self.set_status(RunStatus::Running, now);
     }
 
     /// The run finished with `result`.
@@ -572,22 +579,17 @@ fn ours_optional(schema: &mut Schema) {
 }
 
 /// Replaces `path` with `metadata` atomically: a reader sees the old file or the new one,
-/// never a mix, and a crash mid-write leaves the old file in place.
+/// never a mix, and a crash mid-write leaves the old file in place. The secrets of
+/// `redactor` (the run's) are masked: a result, an error or a task can quote a key.
 ///
 /// # Errors
 /// [`RunStateError::Io`] naming the file.
-pub fn write_metadata(path: &Path, metadata: &Metadata) -> Result<(), RunStateError> {
-    let mut bytes =
-        serde_json::to_vec_pretty(metadata).map_err(|source| RunStateError::Serialize {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    bytes.push(b'\n');
-    write_atomic(path, &bytes).map_err(|source| RunStateError::Io {
-        path: path.to_path_buf(),
-        action: "write",
-        source,
-    })
+pub fn write_metadata(
+    path: &Path,
+    metadata: &Metadata,
+    redactor: &Redactor,
+) -> Result<(), RunStateError> {
+    write_json(path, metadata, redactor)
 }
 
 /// Reads `metadata.json`.
@@ -603,11 +605,7 @@ pub fn read_metadata(path: &Path) -> Result<Metadata, RunStateError> {
                 path: path.to_path_buf(),
             }
         } else {
-            RunStateError::Io {
-                path: path.to_path_buf(),
-                action: "read",
-                source,
-            }
+            RunStateError::Io(source)
         }
     })?;
     serde_json::from_slice(&bytes).map_err(|source| RunStateError::MetadataCorrupt {

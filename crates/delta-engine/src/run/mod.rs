@@ -17,6 +17,8 @@ mod time;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
+use crate::path_error::Denied;
+
 pub use creation::{is_being_created, reclaim_abandoned};
 pub use file::{MAX_JOURNAL_BYTES, MAX_METADATA_BYTES, read_regular_file};
 pub use id::{InvalidRunId, MAX_RUN_ID_LEN, RunId};
@@ -37,17 +39,12 @@ pub use time::Timestamp;
 /// What can go wrong with a run directory and its files. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum RunStateError {
-    /// A file system operation failed.
-    #[error("cannot {action} {}: {source}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What was attempted, e.g. "write".
-        action: &'static str,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file system operation failed; the message names it and the file.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The OS refused to create the workspace's `.delta/` or the run's directories.
+    #[error(transparent)]
+    Denied(#[from] Denied),
     /// A value could not be turned into JSON (not expected for our types).
     #[error("cannot serialize {}: {source}", path.display())]
     Serialize {
@@ -137,22 +134,17 @@ pub enum RunStateError {
 /// initial RUNNING [`Metadata`] before any other side effect.
 ///
 /// # Errors
-/// [`RunStateError::RunExists`], or [`RunStateError::Io`] naming the directory.
+/// [`RunStateError::RunExists`], or [`RunStateError::Denied`] / [`RunStateError::Io`]
+/// naming the directory.
 pub fn create_run(workspace: &Path, run_id: &RunId) -> Result<RunPaths, RunStateError> {
     let paths = RunPaths::new(workspace, run_id);
     let delta = workspace.join(DELTA_DIR);
-    match std::fs::create_dir(&delta) {
+    match fs_err::create_dir(&delta) {
         Ok(()) => {}
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-        Err(source) => {
-            return Err(RunStateError::Io {
-                path: delta,
-                action: "create directory",
-                source,
-            });
-        }
+        Err(e) => return Err(Denied::sort(&delta, e)),
     }
-    match std::fs::create_dir(paths.dir()) {
+    match fs_err::create_dir(paths.dir()) {
         Ok(()) => {}
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {
             return Err(RunStateError::RunExists {
@@ -160,26 +152,27 @@ pub fn create_run(workspace: &Path, run_id: &RunId) -> Result<RunPaths, RunState
                 workspace: workspace.to_path_buf(),
             });
         }
-        Err(source) => {
-            return Err(RunStateError::Io {
-                path: paths.dir().to_path_buf(),
-                action: "create directory",
-                source,
-            });
-        }
+        Err(e) => return Err(Denied::sort(paths.dir(), e)),
     }
+    create_record_dirs(&paths)?;
+    Ok(paths)
+}
+
+/// The `io/` directories of a run, created when missing.
+///
+/// # Errors
+/// [`RunStateError::Denied`] or [`RunStateError::Io`] naming the directory.
+pub(crate) fn create_record_dirs(paths: &RunPaths) -> Result<(), RunStateError> {
     for dir in [
         paths.invocations_dir(),
         paths.tool_executions_dir(),
         paths.hooks_dir(),
     ] {
-        std::fs::create_dir_all(&dir).map_err(|source| RunStateError::Io {
-            path: dir.clone(),
-            action: "create directory",
-            source,
-        })?;
+        if let Err(e) = fs_err::create_dir_all(&dir) {
+            return Err(Denied::sort(&dir, e));
+        }
     }
-    Ok(paths)
+    Ok(())
 }
 
 /// The paths of the existing run `run_id` in `workspace`.
@@ -206,10 +199,8 @@ pub fn open_run(workspace: &Path, run_id: &RunId) -> Result<RunPaths, RunStateEr
 /// a power loss cannot leave an empty file under the final name; the directory is not
 /// fsynced (losing the last rename on power loss leaves the previous, consistent file).
 ///
-/// Every file written whole goes through here, so the run's secrets are masked here
-/// ([`crate::secrets::for_disk`]).
+/// `bytes` are written as given: the writers of a run's files mask its secrets first.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let bytes = &crate::secrets::for_disk().redact_bytes(bytes);
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         Some(_) | None => Path::new("."),
@@ -223,6 +214,8 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::process::id(),
         fastrand::u32(..)
     ));
+    // std::fs, not fs_err: the temporary file's name would only confuse the message,
+    // which names the file being replaced.
     let result = (|| {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
@@ -232,11 +225,27 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         file.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
-    if result.is_err() {
+    result.map_err(|error| {
         // Best effort: the original error is what the caller needs to see.
         let _ = std::fs::remove_file(&tmp);
-    }
-    result
+        crate::path_error::failed("write", path, error)
+    })
+}
+
+/// Replaces `path` atomically ([`write_atomic`]) with `value` as pretty JSON and a final
+/// newline, the secrets of `redactor` (the run's) masked.
+fn write_json(
+    path: &Path,
+    value: &impl serde::Serialize,
+    redactor: &crate::secrets::Redactor,
+) -> Result<(), RunStateError> {
+    let mut bytes =
+        serde_json::to_vec_pretty(value).map_err(|source| RunStateError::Serialize {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    bytes.push(b'\n');
+    Ok(write_atomic(path, &redactor.redact_bytes(&bytes))?)
 }
 
 /// A serde_json error's message without its " at line L column C" suffix, for errors that

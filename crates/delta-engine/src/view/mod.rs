@@ -53,8 +53,8 @@ pub enum ViewError {
         /// The workspace.
         workspace: PathBuf,
     },
-    /// A page could not be written.
-    #[error("cannot write {}: {source}", path.display())]
+    /// A page could not be written (the error names the page).
+    #[error("{source}")]
     Write {
         /// The page.
         path: PathBuf,

@@ -43,7 +43,7 @@ pub(super) fn workspace(error: &WorkspaceError) -> Exit {
         | WorkspaceError::ParentNotADirectory { .. }
         | WorkspaceError::DeltaNotADirectory { .. } => Exit::Config,
         WorkspaceError::SeedNotADirectory { .. } => Exit::Usage,
-        WorkspaceError::Io { .. } | WorkspaceError::Exhausted { .. } => Exit::Failure,
+        WorkspaceError::Io(_) | WorkspaceError::Exhausted { .. } => Exit::Failure,
     }
 }
 
@@ -63,10 +63,10 @@ pub(super) fn batch(error: &BatchError) -> Exit {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
+    use std::path::Path;
 
     use delta_engine::engine::EngineError;
-    use delta_engine::run::RunStateError;
+    use delta_engine::path_error::Denied;
 
     use super::*;
 
@@ -91,11 +91,11 @@ mod tests {
     #[test]
     fn the_os_refusing_the_run_directory_is_a_permission_error() {
         let run_dir = |kind| {
-            LaunchError::Engine(EngineError::RunState(RunStateError::Io {
-                path: PathBuf::from("/w/.delta/r1"),
-                action: "create directory",
-                source: std::io::Error::from(kind),
-            }))
+            let refused = std::io::Error::from(kind);
+            LaunchError::Engine(EngineError::RunState(Denied::sort(
+                Path::new("/w/.delta/r1"),
+                refused,
+            )))
         };
         for kind in [
             std::io::ErrorKind::PermissionDenied,

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStringExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
@@ -102,7 +102,7 @@ fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), SessionsError> {
         Cmd::Start { id, command } => {
             let id = id.as_deref().map(SessionId::parse).transpose()?;
             let exe = std::env::current_exe()
-                .map_err(|e| SessionsError::io("locate", "the delta-sessions binary", e))?;
+                .map_err(|e| SessionsError::failed("locate the delta-sessions binary", e))?;
             emit(out, &sessions.start(&command, id.as_ref(), &exe)?);
         }
         Cmd::Exec {
@@ -144,7 +144,7 @@ fn read_stdin() -> Result<Vec<u8>, SessionsError> {
     let mut bytes = Vec::new();
     stdin
         .read_to_end(&mut bytes)
-        .map_err(|e| SessionsError::io("read", Path::new("standard input"), e))?;
+        .map_err(|e| SessionsError::failed("read standard input", e))?;
     Ok(bytes)
 }
 

@@ -121,3 +121,32 @@ fn url_userinfo_credentials_are_written_nowhere() {
         run.stdout()
     );
 }
+
+// Issue 24: the takeover of `delta continue` writes the journal and metadata.json before
+// the engine starts; it is handed the run's redactor like every other writer, so a key
+// pasted into the instruction is masked there too.
+#[test]
+fn a_key_in_the_instruction_of_a_continue_reaches_no_file() {
+    let mock =
+        mock("steps:\n  - message: {content: \"first\"}\n  - message: {content: \"second\"}\n");
+    let run = delta(Test::new().agent("agent", AGENT), &mock)
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
+        ])
+        .run()
+        .code(0);
+    let instruction = format!("use the key {API_KEY} from now on");
+    let run = delta(run.then(), &mock)
+        .args(["continue", "--run-id", "r1", "-w", "ws", "-m", &instruction])
+        .run()
+        .code(0);
+    assert_eq!(
+        files_holding(&run.path().join("ws"), API_KEY),
+        Vec::<String>::new()
+    );
+    let journal = std::fs::read_to_string(run.path().join("ws/.delta/r1/journal.jsonl")).unwrap();
+    assert!(
+        journal.contains("use the key [REDACTED] from now on"),
+        "{journal}"
+    );
+}

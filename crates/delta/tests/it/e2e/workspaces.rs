@@ -184,7 +184,7 @@ fn a_workspace_that_cannot_be_created_for_lack_of_permission_exits_126() {
         .stdout_is("")
         // The cause after the colon is the OS's wording (EPERM or EACCES, by kernel).
         .stderr_has(&format!(
-            "error: cannot create directory {}: ",
+            "error: failed to create directory `{}`: ",
             target.display()
         ))
         .stderr_has(&format!(
@@ -218,8 +218,8 @@ fn a_read_only_workspace_or_delta_dir_exits_126_with_a_help_line() {
         .run()
         .code(126)
         // "Permission denied" is the OS's wording for EACCES, which varies by platform.
-        .stderr_has("error: cannot create directory ")
-        .stderr_has("ro/.delta: Permission denied")
+        .stderr_has("error: failed to create directory `")
+        .stderr_has("ro/.delta`: Permission denied")
         .stderr_has("  = help: check the permissions of ");
     // Its .delta/: the run directory cannot be created.
     let run = run

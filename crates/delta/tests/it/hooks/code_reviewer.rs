@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use delta_engine::config::{HookName, load_agent};
 use delta_engine::hooks::{HookEffect, HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
 use delta_engine::journal::ActionStatus;
+use delta_engine::process::OutputPolicy;
 use delta_engine::run::FinalStatus;
 use rstest::rstest;
 use serde_json::{Map, Value, json};
@@ -20,7 +21,7 @@ fn example() -> PathBuf {
 
 fn runner(fx: &Fixture) -> HookRunner {
     let agent = load_agent(&example(), &fx.workspace).unwrap();
-    HookRunner::new(agent.hooks, &fx.paths)
+    HookRunner::new(agent.hooks, &fx.paths, OutputPolicy::default())
 }
 
 fn trail(fx: &Fixture) -> Vec<Value> {

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use delta_engine::hooks::HookRunner;
 use delta_engine::hooks::{HookEvent, HookFailure};
 use delta_engine::journal::{
     EventPayload, HookExecutionAudit, HookStatus, MessageLevel, SystemMessage,
@@ -204,8 +205,9 @@ wait"#,
 async fn a_hook_flooding_its_output_is_killed_at_the_limit() {
     let fx = Fixture::new();
     fx.script("hook.sh", "echo started >&2\ncat /dev/zero");
-    let runner = fx.runner("on_iteration_end:\n  command: [sh, \"${AGENT_HOME}/hook.sh\"]\n");
-    let mut runner = runner.with_output(OutputPolicy::new(256 * 1024, Redactor::default()));
+    let hooks = fx.hooks("on_iteration_end:\n  command: [sh, \"${AGENT_HOME}/hook.sh\"]\n");
+    let output = OutputPolicy::new(256 * 1024, Redactor::default());
+    let mut runner = HookRunner::new(hooks, &fx.paths, output);
 
     let outcome = runner.run(1, HookEvent::OnIterationEnd).await.unwrap();
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use delta_engine::config::{HookName, Hooks, parse_hooks_yaml};
 use delta_engine::hooks::{HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
 use delta_engine::journal::ActionStatus;
+use delta_engine::process::OutputPolicy;
 use delta_engine::run::{ErrorInfo, ErrorType, FinalStatus, RunId, RunPaths, create_run};
 use serde_json::{Map, Value, json};
 use tempfile::TempDir;
@@ -57,7 +58,7 @@ impl Fixture {
 
     /// A runner for this fixture's run with the given hooks.yaml.
     pub fn runner(&self, yaml: &str) -> HookRunner {
-        HookRunner::new(self.hooks(yaml), &self.paths)
+        HookRunner::new(self.hooks(yaml), &self.paths, OutputPolicy::default())
     }
 
     /// `io/hooks/{name}/` of the run.

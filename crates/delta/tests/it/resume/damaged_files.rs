@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use delta_engine::run::{RunStatus, read_metadata, write_metadata};
+use delta_engine::secrets::Redactor;
 
 use crate::resume::fixture::{Fixture, dead_identity};
 
@@ -21,7 +22,7 @@ pub(crate) fn with_real_agent(f: &Fixture) {
     std::fs::write(agent.join("context.yaml"), "sources:\n  - type: journal\n").unwrap();
     let mut metadata = read_metadata(&f.paths.metadata()).unwrap();
     metadata.agent_home = agent;
-    write_metadata(&f.paths.metadata(), &metadata).unwrap();
+    write_metadata(&f.paths.metadata(), &metadata, &Redactor::default()).unwrap();
 }
 
 /// `delta ARGS` under a 2 GiB address-space limit, so that a reader without a bound dies

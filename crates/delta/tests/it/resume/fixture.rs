@@ -15,6 +15,7 @@ use delta_engine::run::{
     ProcessIdentity, RunId, RunPaths, RunStatus, Timestamp, create_run, read_metadata,
     write_interaction_request, write_metadata,
 };
+use delta_engine::secrets::Redactor;
 use serde_json::json;
 use tempfile::TempDir;
 
@@ -159,7 +160,7 @@ impl Fixture {
                 now,
             ),
         }
-        write_metadata(&paths.metadata(), &metadata).unwrap();
+        write_metadata(&paths.metadata(), &metadata, &Redactor::default()).unwrap();
         let fixture = Fixture { dir, paths };
         fixture.append(vec![EventPayload::RunStart(RunStart {
             run_id,
@@ -178,7 +179,12 @@ impl Fixture {
     }
 
     pub fn append(&self, payloads: Vec<EventPayload>) -> &Self {
-        let journal = Journal::open_with(&self.paths.journal(), FsyncPolicy::OnSync).unwrap();
+        let journal = Journal::open_with(
+            &self.paths.journal(),
+            FsyncPolicy::OnSync,
+            Redactor::default(),
+        )
+        .unwrap();
         for payload in payloads {
             journal.append(payload).unwrap();
         }
@@ -205,6 +211,7 @@ impl Fixture {
                 input_type: InputType::Text,
                 sensitive: false,
             },
+            &Redactor::default(),
         )
         .unwrap();
         self

@@ -3,6 +3,7 @@
 //! `--force`, and of two simultaneous continues exactly one proceeds.
 
 use delta_engine::run::{ProcessIdentity, Timestamp, read_metadata, write_metadata};
+use delta_engine::secrets::Redactor;
 
 use crate::resume::fixture::Sleeper;
 use crate::resume::support::{RunDir, assert_sound, delta, finish, mock, recorder, wait_until};
@@ -34,7 +35,7 @@ fn forge_owner(run: &Run, id: &str, owner: &ProcessIdentity) {
     let path = run.path().join("ws/.delta").join(id).join("metadata.json");
     let mut metadata = read_metadata(&path).unwrap();
     metadata.resume(owner, 30, Timestamp::now());
-    write_metadata(&path, &metadata).unwrap();
+    write_metadata(&path, &metadata, &Redactor::default()).unwrap();
 }
 
 #[test]

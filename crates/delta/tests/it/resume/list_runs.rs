@@ -6,6 +6,7 @@ use std::process::Command;
 
 use chrono::{Duration, Utc};
 use delta_engine::run::{ErrorInfo, ErrorType, RunStatus, Timestamp, create_run, write_metadata};
+use delta_engine::secrets::Redactor;
 
 use crate::resume::fixture::dead_identity;
 use crate::support::harness::{ROOT, Test};
@@ -36,7 +37,7 @@ fn seed(ws: &Path, id: &str, status: RunStatus, days: i64, hours: i64, task: &st
         RunStatus::Failed => m.fail(ErrorInfo::new(ErrorType::LlmError, "api down"), when),
         RunStatus::Interrupted => m.interrupt(ErrorInfo::new(ErrorType::Interrupted, "x"), when),
     }
-    write_metadata(&paths.metadata(), &m).unwrap();
+    write_metadata(&paths.metadata(), &m, &Redactor::default()).unwrap();
 }
 
 /// Five runs and a broken one in workspace `ws/` of a fresh test directory.

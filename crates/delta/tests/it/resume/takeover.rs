@@ -13,6 +13,7 @@ use delta_engine::resume::{
 use delta_engine::run::{
     ErrorType, FinalStatus, ProcessIdentity, RunId, RunLock, RunStatus, read_metadata,
 };
+use delta_engine::secrets::Redactor;
 
 use crate::resume::fixture::{
     Fixture, Sleeper, call, dead_identity, human_received, human_request, request, result, run_end,
@@ -25,6 +26,7 @@ fn options(message: Option<&str>) -> ContinueOptions<'_> {
         force: false,
         max_iterations: 7,
         fsync: FsyncPolicy::OnSync,
+        redactor: Redactor::default(),
     }
 }
 
@@ -661,7 +663,7 @@ fn an_empty_journal_gets_its_run_start_from_the_metadata() {
     // later is refused: e2e::run_files).
     let mut m = f.metadata();
     m.iterations = 0;
-    delta_engine::run::write_metadata(&f.paths.metadata(), &m).unwrap();
+    delta_engine::run::write_metadata(&f.paths.metadata(), &m, &Redactor::default()).unwrap();
     std::fs::write(f.paths.journal(), "").unwrap();
     let resumed = go(&f, None).unwrap();
     assert!(resumed.report.run_start_restored);
@@ -686,7 +688,7 @@ fn a_torn_first_line_is_replaced_by_a_run_start_then_reported() {
     // later is refused: e2e::run_files).
     let mut m = f.metadata();
     m.iterations = 0;
-    delta_engine::run::write_metadata(&f.paths.metadata(), &m).unwrap();
+    delta_engine::run::write_metadata(&f.paths.metadata(), &m, &Redactor::default()).unwrap();
     std::fs::write(f.paths.journal(), "{\"seq\":1,\"timest").unwrap();
     go(&f, None).unwrap();
     let types: Vec<&str> = f.payloads().iter().map(EventPayload::type_name).collect();

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use delta_engine::journal::{EventPayload, FsyncPolicy, Journal, UserMessage};
 use delta_engine::run::RunLock;
+use delta_engine::secrets::Redactor;
 
 #[test]
 fn child_entry() {
@@ -17,7 +18,9 @@ fn child_entry() {
     match role.as_str() {
         // Append N events, announce it, then wait to be killed.
         "append" => {
-            let journal = Journal::open_with(Path::new(args[0]), FsyncPolicy::OnSync).unwrap();
+            let journal =
+                Journal::open_with(Path::new(args[0]), FsyncPolicy::OnSync, Redactor::default())
+                    .unwrap();
             let n: usize = args[1].parse().unwrap();
             for i in 0..n {
                 journal

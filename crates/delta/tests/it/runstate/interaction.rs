@@ -4,6 +4,7 @@ use delta_engine::run::{
     InputType, InteractionRequest, RunStateError, clear_interaction, create_run,
     read_interaction_request, read_interaction_response, write_interaction_request,
 };
+use delta_engine::secrets::Redactor;
 
 use crate::runstate::support::{at, run_id};
 use crate::support::snapshot::snapshot;
@@ -22,7 +23,7 @@ fn request_round_trips_and_answer_is_read_then_cleared() {
         input_type: InputType::Password,
         sensitive: true,
     };
-    write_interaction_request(&paths, &request).unwrap();
+    write_interaction_request(&paths, &request, &Redactor::default()).unwrap();
     let text = std::fs::read_to_string(paths.interaction_request()).unwrap();
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&text).unwrap(),

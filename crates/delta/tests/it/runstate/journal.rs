@@ -10,6 +10,7 @@ use delta_engine::journal::{
     dangling_action_requests, read_journal, repair_torn_tail, unanswered_tool_calls,
 };
 use delta_engine::run::Timestamp;
+use delta_engine::secrets::Redactor;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -23,7 +24,7 @@ fn message(text: &str) -> EventPayload {
 }
 
 fn open(path: &Path) -> Journal {
-    Journal::open_with(path, FsyncPolicy::OnSync).unwrap()
+    Journal::open_with(path, FsyncPolicy::OnSync, Redactor::default()).unwrap()
 }
 
 fn seqs(path: &Path) -> Vec<u64> {
@@ -344,7 +345,7 @@ fn torn_last_line_is_skipped_on_read_refused_by_open_and_cut_by_repair() {
     );
     assert_eq!(tail.preview, r#"{"seq":3,"timestamp":"2025-10-"#);
 
-    let refused = Journal::open_with(&path, FsyncPolicy::OnSync).unwrap_err();
+    let refused = Journal::open_with(&path, FsyncPolicy::OnSync, Redactor::default()).unwrap_err();
     assert!(matches!(refused, JournalError::TornTail { line: 3, .. }));
     assert_eq!(
         refused.to_string(),
@@ -586,7 +587,7 @@ fn fsync_policy_parsing() {
 fn always_policy_still_appends_and_syncs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("journal.jsonl");
-    let journal = Journal::open_with(&path, FsyncPolicy::Always).unwrap();
+    let journal = Journal::open_with(&path, FsyncPolicy::Always, Redactor::default()).unwrap();
     assert_eq!(journal.policy(), FsyncPolicy::Always);
     journal.append(message("a")).unwrap();
     journal.sync().unwrap();

@@ -7,6 +7,7 @@ use delta_engine::output::{
     render_runs_text,
 };
 use delta_engine::run::{ErrorInfo, ErrorType, RunStatus, create_run, write_metadata};
+use delta_engine::secrets::Redactor;
 
 use crate::runstate::support::{at, run_id, sample_metadata, schema_errors};
 
@@ -24,7 +25,7 @@ fn run(ws: &Path, id: &str, status: RunStatus, updated: &str, task: &str) {
         RunStatus::Failed => m.fail(ErrorInfo::new(ErrorType::LlmError, "m"), now),
         RunStatus::Interrupted => m.interrupt(ErrorInfo::new(ErrorType::Interrupted, "m"), now),
     }
-    write_metadata(&paths.metadata(), &m).unwrap();
+    write_metadata(&paths.metadata(), &m, &Redactor::default()).unwrap();
 }
 
 fn set_mtime(path: &Path, time: &str) {

@@ -3,6 +3,7 @@
 use delta_engine::run::{
     ErrorInfo, ErrorType, ProcessIdentity, RunStateError, RunStatus, read_metadata, write_metadata,
 };
+use delta_engine::secrets::Redactor;
 
 use crate::runstate::support::{at, sample_metadata};
 
@@ -58,7 +59,7 @@ fn write_then_read_round_trips_and_leaves_no_temporary_files() {
     let ws = tempfile::tempdir().unwrap();
     let path = ws.path().join("metadata.json");
     let mut metadata = sample_metadata("r1", ws.path());
-    write_metadata(&path, &metadata).unwrap();
+    write_metadata(&path, &metadata, &Redactor::default()).unwrap();
     assert_eq!(read_metadata(&path).unwrap(), metadata);
 
     metadata.fail(
@@ -66,7 +67,7 @@ fn write_then_read_round_trips_and_leaves_no_temporary_files() {
             .with_details("File not found: data.csv"),
         at("2025-10-14T10:31:00Z"),
     );
-    write_metadata(&path, &metadata).unwrap();
+    write_metadata(&path, &metadata, &Redactor::default()).unwrap();
     assert_eq!(read_metadata(&path).unwrap(), metadata);
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.ends_with("}\n"), "pretty JSON with a final newline");

@@ -9,6 +9,7 @@ use delta_engine::run::{
     ErrorInfo, ErrorType, InputType, InteractionRequest, Metadata, RunPaths, create_run,
     write_interaction_request, write_metadata,
 };
+use delta_engine::secrets::Redactor;
 
 use crate::runstate::support::{at, run_id, sample_metadata, schema_errors};
 use crate::support::snapshot::snapshot;
@@ -19,9 +20,9 @@ const END: &str = "2025-10-14T10:32:30.000Z";
 fn persisted(ws: &Path, metadata: &Metadata, request: Option<&InteractionRequest>) -> RunResult {
     std::fs::create_dir_all(ws).unwrap();
     let paths = create_run(ws, &metadata.run_id).unwrap();
-    write_metadata(&paths.metadata(), metadata).unwrap();
+    write_metadata(&paths.metadata(), metadata, &Redactor::default()).unwrap();
     if let Some(request) = request {
-        write_interaction_request(&paths, request).unwrap();
+        write_interaction_request(&paths, request, &Redactor::default()).unwrap();
     }
     RunResult::load(&paths).unwrap()
 }
@@ -210,7 +211,7 @@ fn load_reads_what_is_on_disk_not_memory() {
     let mut m = sample_metadata("r-disk", ws.path());
     m.complete(serde_json::json!("on disk"), at(END));
     let paths: RunPaths = create_run(ws.path(), &run_id("r-disk")).unwrap();
-    write_metadata(&paths.metadata(), &m).unwrap();
+    write_metadata(&paths.metadata(), &m, &Redactor::default()).unwrap();
     m.result = Some(serde_json::json!("only in memory"));
     assert_eq!(
         RunResult::load(&paths).unwrap().result,

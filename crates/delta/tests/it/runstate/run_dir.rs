@@ -241,7 +241,7 @@ fn create_run_needs_an_existing_workspace() {
     let error = create_run(&missing, &run_id("r")).unwrap_err();
     assert!(
         error.to_string().starts_with(&format!(
-            "cannot create directory {}/.delta: ",
+            "failed to create directory `{}/.delta`: ",
             missing.display()
         )),
         "{error}"

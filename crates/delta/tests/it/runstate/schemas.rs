@@ -11,12 +11,13 @@ fn written_events_metadata_and_requests_validate_against_their_schemas() {
     use delta_engine::run::{
         ErrorInfo, ErrorType, FinalStatus, InputType, InteractionRequest, RunPaths,
     };
+    use delta_engine::secrets::Redactor;
 
     use crate::runstate::support::{at, run_id, sample_metadata, schema_errors};
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("journal.jsonl");
-    let journal = Journal::open_with(&path, FsyncPolicy::OnSync).unwrap();
+    let journal = Journal::open_with(&path, FsyncPolicy::OnSync, Redactor::default()).unwrap();
     let payloads = vec![
         EventPayload::RunStart(RunStart {
             run_id: run_id("r1"),
