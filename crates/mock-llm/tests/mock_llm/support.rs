@@ -11,6 +11,10 @@ pub fn start(yaml: &str) -> MockServer {
 
 /// A client that cannot hang a test forever if the server misbehaves.
 pub fn client() -> reqwest::Client {
+    // In a workspace build reqwest carries the engine's `rustls-no-provider` feature, and a
+    // rustls client cannot be built before a crypto provider is installed (plain HTTP
+    // included); the engine installs ring the same way (delta_engine::http).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .timeout(Duration::from_secs(20))
         .build()
