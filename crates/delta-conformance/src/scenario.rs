@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_saphyr::MessageFormatter as _;
 
+use delta_scenario::MockProfile;
+
 use crate::matcher::{ExitMatch, TextMatch, ValueMatch};
 use crate::vars::{self, Vars};
 
@@ -240,40 +242,6 @@ pub enum LlmEndpoint {
     Mock,
     /// A port on 127.0.0.1 where nothing listens.
     Unreachable,
-}
-
-/// The real server whose request validation mock-llm reproduces.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum MockProfile {
-    /// The OpenAI API.
-    #[default]
-    Openai,
-    /// llama-cpp-python's server with `--chat_format chatml-function-calling`.
-    LlamaCpp,
-    /// vLLM with `--enable-auto-tool-choice`.
-    Vllm,
-    /// Ollama's OpenAI-compatible layer.
-    Ollama,
-    /// No validation: any chat request is answered.
-    Lenient,
-}
-
-impl MockProfile {
-    fn is_default(&self) -> bool {
-        *self == MockProfile::default()
-    }
-
-    /// The `--strict` value, or `None` for a lenient mock.
-    pub fn strict_name(self) -> Option<&'static str> {
-        match self {
-            MockProfile::Openai => Some("openai"),
-            MockProfile::LlamaCpp => Some("llama-cpp"),
-            MockProfile::Vllm => Some("vllm"),
-            MockProfile::Ollama => Some("ollama"),
-            MockProfile::Lenient => None,
-        }
-    }
 }
 
 /// A file created before the first step (its parent directories too).

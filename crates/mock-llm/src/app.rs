@@ -13,13 +13,14 @@ use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use delta_scenario::MockProfile;
 use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::listener::Connection;
 use crate::script::{ErrorStep, MalformedStep, MessageStep, Mode, Script, Step, Usage};
-use crate::strict::Profile;
+use crate::strict::StrictProfile as _;
 use crate::window::{ContextWindow, prompt_tokens};
 
 /// Model id echoed when a request names none, and listed when the script names none.
@@ -60,7 +61,7 @@ pub(crate) struct App {
     /// `ends[i]` = number of steps covered by entries `0..=i` (entries repeat).
     ends: Vec<u64>,
     log: Mutex<Log>,
-    strict: Option<Profile>,
+    strict: Option<MockProfile>,
 }
 
 struct Log {
@@ -75,7 +76,7 @@ impl App {
         script: Script,
         file: Option<(PathBuf, File)>,
         keep: bool,
-        strict: Option<Profile>,
+        strict: Option<MockProfile>,
     ) -> Self {
         let ends = script
             .steps
@@ -221,7 +222,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
 struct ChatRequest {
     model: String,
     tool_messages: u64,
-    /// Whether the model would see the request's tools (see [`Profile::offers_tools`]).
+    /// Whether the model would see the request's tools (see [`StrictProfile::offers_tools`]).
     tools_offered: bool,
     /// `stream: true`: answer a message step with server-sent events.
     stream: bool,

@@ -115,10 +115,11 @@ mod strict;
 mod window;
 
 pub use app::{CREATED, DEFAULT_MODEL, RecordedRequest};
+pub use delta_scenario::MockProfile;
 pub use script::{
     DEFAULT_COMPLETION_TOKENS, DEFAULT_PROMPT_TOKENS, DropConnectionStep, ErrorStep, MalformedStep,
     MessageStep, Mode, Script, ScriptError, Step, ToolCall, Usage, script_schema,
 };
 pub use server::{MockServer, ServerError, ServerOptions};
-pub use strict::{OPENAI_PARAMETERS, Profile, Rejection, UnknownProfile};
+pub use strict::{OPENAI_PARAMETERS, Rejection, StrictProfile, UnknownProfile, strict_profile};
 pub use window::{BYTES_PER_TOKEN, ContextWindow, OverflowShape, prompt_tokens};

@@ -31,71 +31,8 @@ pub const MAX_TEXT_BYTES: u64 = 64 * 1024;
 pub const MAX_AGENT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Whose request validation the scenario's mock-llm reproduces (`mock_profile`; also the
-/// values of `--mock-profile`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum MockProfile {
-    /// The OpenAI API (the default).
-    #[default]
-    Openai,
-    /// llama-cpp-python's server (`--chat_format chatml-function-calling`).
-    LlamaCpp,
-    /// vLLM with `--enable-auto-tool-choice`.
-    Vllm,
-    /// Ollama's OpenAI-compatible layer.
-    Ollama,
-    /// No request checks.
-    Lenient,
-}
-
-impl MockProfile {
-    /// Every profile, in the order `--help` lists them.
-    pub const ALL: [MockProfile; 5] = [
-        MockProfile::Openai,
-        MockProfile::LlamaCpp,
-        MockProfile::Vllm,
-        MockProfile::Ollama,
-        MockProfile::Lenient,
-    ];
-
-    /// The profile's name, as scenarios and `--mock-profile` spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            MockProfile::Openai => "openai",
-            MockProfile::LlamaCpp => "llama-cpp",
-            MockProfile::Vllm => "vllm",
-            MockProfile::Ollama => "ollama",
-            MockProfile::Lenient => "lenient",
-        }
-    }
-
-    /// Whose requests the profile judges, in a few words.
-    pub fn description(self) -> &'static str {
-        match self {
-            MockProfile::Openai => "The OpenAI API (the default)",
-            MockProfile::LlamaCpp => {
-                "llama-cpp-python's server (`--chat_format chatml-function-calling`)"
-            }
-            MockProfile::Vllm => "vLLM with `--enable-auto-tool-choice`",
-            MockProfile::Ollama => "Ollama's OpenAI-compatible layer",
-            MockProfile::Lenient => "No request checks",
-        }
-    }
-
-    fn written(self) -> Option<&'static str> {
-        (self != MockProfile::Openai).then(|| self.name())
-    }
-}
-
-impl std::str::FromStr for MockProfile {
-    type Err = String;
-
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        MockProfile::ALL
-            .into_iter()
-            .find(|profile| profile.name() == name)
-            .ok_or_else(|| format!("unknown mock profile `{name}`"))
-    }
-}
+/// values of `--mock-profile`): the scenario format's one list.
+pub use delta_scenario::MockProfile;
 
 /// How to export.
 #[derive(Debug, Clone, Default)]
@@ -321,7 +258,7 @@ pub fn export(trajectory: &Trajectory, options: &Options) -> Result<Exported, Sc
         level: "extension",
         decision: DECISION,
         agent: name.clone(),
-        mock_profile: options.mock_profile.written(),
+        mock_profile: (!options.mock_profile.is_default()).then(|| options.mock_profile.name()),
         mock,
         files: workspace
             .setup
