@@ -20,7 +20,7 @@ use crate::reap;
 use crate::report::{CheckResult, CheckStatus, Failure, ScenarioResult, Status};
 use crate::scenario::{
     Action, CanaryState, CheckInfo, Command, Level, LlmEndpoint, LoadedScenario, SESSIONS_PROGRAM,
-    Scenario, Step,
+    Scenario, ScenarioChecks as _, Step,
 };
 use crate::schemas::SchemaSet;
 use crate::vars::Vars;
@@ -261,7 +261,7 @@ async fn run_steps(
     let mut checks: Vec<CheckResult> = Vec::new();
     let mut first_blocked: Option<String> = None;
     for (index, step) in scenario.steps.iter().enumerate() {
-        let label = step.label(index);
+        let label = crate::scenario::label(step, index);
         let main = scenario.step_check(index);
         let named = scenario.named_checks(index);
         let blocker = step.depends_on.iter().find(|dep| {
@@ -689,7 +689,7 @@ async fn run_step(
     };
     let (command, words, program, args) = match action {
         Action::Impl(command, args) => {
-            let words: Vec<String> = match args.words() {
+            let words: Vec<String> = match crate::scenario::words(args) {
                 Ok(words) => words.iter().map(|w| vars.expand(w)).collect(),
                 Err(err) => {
                     return unusable(Mismatch::new(
