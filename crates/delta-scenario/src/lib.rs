@@ -9,10 +9,13 @@
 //! `delta export --mock-profile` and `mock-llm --strict`). What each expectation means
 //! when checked, and the rules serde cannot express, are the runner's.
 //! `schemas/scenario.schema.json` is generated from these types ([`scenario_schema`]).
+//! A scenario's mock-llm script is [`mock_script::Script`], mock-llm's own format
+//! (`schemas/mock-script.schema.json`).
 
 mod expect;
 mod level;
 mod matcher;
+pub mod mock_script;
 mod profile;
 mod scenario;
 mod step;

@@ -14,12 +14,14 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use delta_scenario::MockProfile;
+use delta_scenario::mock_script::{
+    ErrorStep, MalformedStep, MessageStep, Mode, Script, Step, Usage,
+};
 use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::listener::Connection;
-use crate::script::{ErrorStep, MalformedStep, MessageStep, Mode, Script, Step, Usage};
 use crate::strict::StrictProfile as _;
 use crate::window::{ContextWindow, prompt_tokens};
 

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mock_llm::{
-    ContextWindow, MockProfile, MockServer, OverflowShape, Script, ScriptError, ServerError,
-    ServerOptions,
+    ContextWindow, MockProfile, MockServer, OverflowShape, ReadScript as _, Script, ScriptError,
+    ServerError, ServerOptions,
 };
 
 const SCRIPT_HELP: &str = "\

@@ -9,12 +9,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use delta_scenario::MockProfile;
+use delta_scenario::mock_script::Script;
 use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::app::{App, RecordedRequest, router};
 use crate::listener::{Connection, CuttableListener};
-use crate::script::Script;
 use crate::window::ContextWindow;
 
 /// How long a stopping server lets in-flight requests finish before cutting them off, so

@@ -3,6 +3,7 @@
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
 
+use mock_llm::ReadScript as _;
 use serde_json::{Value, json};
 
 use crate::support::{chat_body, client};

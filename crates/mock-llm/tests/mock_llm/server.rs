@@ -3,7 +3,7 @@
 use std::io::{Read as _, Write as _};
 use std::time::Duration;
 
-use mock_llm::{MockServer, Script, ServerError, ServerOptions};
+use mock_llm::{MockServer, ReadScript as _, Script, ServerError, ServerOptions};
 use serde_json::{Value, json};
 
 use crate::support::{chat_body, client, content, post, post_json, start};

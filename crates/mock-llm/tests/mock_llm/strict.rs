@@ -1,7 +1,7 @@
 //! `--strict PROFILE`: requests validated as each real server validates them, refused
 //! with its status and error body (issue 11).
 
-use mock_llm::{MockProfile, MockServer, Script, ServerOptions, strict_profile};
+use mock_llm::{MockProfile, MockServer, ReadScript as _, Script, ServerOptions, strict_profile};
 use serde_json::{Value, json};
 
 use crate::support::post_json;

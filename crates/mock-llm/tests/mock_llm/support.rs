@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mock_llm::{MockServer, Script};
+use mock_llm::{MockServer, ReadScript as _, Script};
 use serde_json::{Value, json};
 
 pub fn start(yaml: &str) -> MockServer {

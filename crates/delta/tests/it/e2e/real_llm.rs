@@ -6,7 +6,9 @@
 
 use std::path::Path;
 
-use mock_llm::{MockProfile, MockServer, Script, ServerOptions, StrictProfile as _};
+use mock_llm::{
+    MockProfile, MockServer, ReadScript as _, Script, ServerOptions, StrictProfile as _,
+};
 use serde_json::{Value, json};
 
 use crate::support::harness::{ROOT, Test};

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mock_llm::{MockProfile, MockServer, Script, ServerOptions};
+use mock_llm::{MockProfile, MockServer, ReadScript as _, Script, ServerOptions};
 use serde_json::Value;
 
 use super::harness::{ROOT, Test};
