@@ -183,7 +183,9 @@ pub struct FileExpect {
     /// The path, with placeholders (e.g. `{workspace}/.delta/VERSION`).
     pub path: String,
     /// Whether it must exist. Default: true.
-    #[serde(default = "yes")]
+    // Left out when true; the schema still says what the default is.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[schemars(extend("default" = true))]
     pub exists: bool,
     /// Its content (implies `exists`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,6 +194,10 @@ pub struct FileExpect {
 
 fn yes() -> bool {
     true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 /// A text that must not appear in any file under a directory.

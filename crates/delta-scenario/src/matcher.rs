@@ -102,6 +102,16 @@ pub struct ValueMatch {
     pub max: Option<f64>,
 }
 
+impl ValueMatch {
+    /// A matcher of exactly `value`.
+    pub fn exactly(value: impl Into<Value>) -> Self {
+        Self {
+            equals: Some(value.into()),
+            ..Self::default()
+        }
+    }
+}
+
 /// `Some(null)` for an explicit `equals: null`, which plain `Option<Value>` would drop.
 fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(deserializer).map(Some)

@@ -13,10 +13,15 @@ use crate::step::Step;
 
 /// One conformance scenario: a throw-away directory, an agent, a scripted LLM, and
 /// commands run in order, each with what must be observed afterwards.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+//
+// (Not in the doc comment, which is the schema's description.) `Mock` is how the inline
+// mock-llm script is held: a reader keeps any YAML value (the runner substitutes
+// placeholders in its strings and checks it against its own schema), a writer gives the
+// typed `mock_script::Script`. The fields are in the order a written scenario has them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "delta-conformance scenario")]
-pub struct Scenario {
+pub struct Scenario<Mock = Value> {
     /// Unique name: lowercase letters, digits and `-`; by convention the file's stem.
     pub name: String,
     /// What the scenario proves, in a sentence or two.
@@ -53,20 +58,22 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub agent_files: BTreeMap<String, String>,
     /// What answers the implementation's LLM requests. Default: `mock`.
-    #[serde(default)]
+    // Left out when it is the default; the schema still says what the default is.
+    #[serde(default, skip_serializing_if = "LlmEndpoint::is_default")]
+    #[schemars(extend("default" = "mock"))]
     pub llm: LlmEndpoint,
-    /// The mock-llm script, inline (see `schemas/mock-script.schema.json`). Placeholders
-    /// are substituted in its strings. Without `mock` or `mock_file` the mock has no
-    /// steps: every request gets HTTP 500.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mock: Option<Value>,
-    /// The mock-llm script as a file, relative to the scenario file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mock_file: Option<String>,
     /// Whose request validation mock-llm reproduces (`mock-llm --strict`): a request that
     /// server would refuse gets its error status and body. Default: `openai`.
     #[serde(default, skip_serializing_if = "MockProfile::is_default")]
     pub mock_profile: MockProfile,
+    /// The mock-llm script, inline (see `schemas/mock-script.schema.json`). Placeholders
+    /// are substituted in its strings. Without `mock` or `mock_file` the mock has no
+    /// steps: every request gets HTTP 500.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mock: Option<Mock>,
+    /// The mock-llm script as a file, relative to the scenario file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mock_file: Option<String>,
     /// Files created before the first step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<SetupFile>,
@@ -84,7 +91,7 @@ pub struct Scenario {
 /// on the PATH of scenarios that need it.
 pub const SESSIONS_PROGRAM: &str = "delta-sessions";
 
-impl Scenario {
+impl<Mock> Scenario<Mock> {
     /// The level of checks that say none.
     pub fn level(&self) -> Level {
         self.level.unwrap_or_default()
@@ -115,6 +122,13 @@ pub enum LlmEndpoint {
     Mock,
     /// A port on 127.0.0.1 where nothing listens.
     Unreachable,
+}
+
+impl LlmEndpoint {
+    /// Whether it is the default (`mock`), which a scenario need not write.
+    pub fn is_default(&self) -> bool {
+        *self == LlmEndpoint::default()
+    }
 }
 
 /// A file created before the first step (its parent directories too).

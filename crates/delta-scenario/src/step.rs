@@ -22,7 +22,7 @@ pub enum Args {
 
 /// One step: exactly one action (`run`, `continue`, `list-runs`, `tool-expand`, `exec`,
 /// `sessions` or `shell`), its options, and its expectations.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("oneOf" = [
     {"required": ["run"]},
