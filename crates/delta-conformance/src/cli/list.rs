@@ -1,8 +1,8 @@
 //! `delta-conformance list`: the scenarios with their levels, tags and seed references.
 
 use super::args::{Filters, Locations};
+use super::output::{Fatal, out};
 use super::setup::{load_selected, schema_set};
-use super::{Fatal, out};
 use crate::locate;
 use crate::schemas::SchemaSet;
 

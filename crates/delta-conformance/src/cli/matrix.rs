@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::args::Common;
+use super::output::{Fatal, err, out};
 use super::setup::{load_baseline, prepare, run_suite, target};
-use super::{Fatal, err, out};
 use crate::scenario::Scenario;
 use crate::{matrix, report};
 

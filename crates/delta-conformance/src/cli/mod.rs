@@ -7,13 +7,14 @@
 mod args;
 mod list;
 mod matrix;
+mod output;
 mod run;
 mod setup;
 mod validate;
 
-use std::io::Write as _;
-
 use clap::{Parser, Subcommand};
+
+pub use self::output::{EXIT_FAILED, EXIT_USAGE, Fatal, report};
 
 /// Black-box conformance runner for Delta Engine implementations.
 ///
@@ -40,27 +41,6 @@ enum Cmd {
     List(list::ListArgs),
 }
 
-/// A failure already worded for the user: what went wrong and how to fix it.
-#[derive(Debug)]
-pub struct Fatal {
-    message: String,
-    help: String,
-}
-
-impl Fatal {
-    fn new(message: impl Into<String>, help: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            help: help.into(),
-        }
-    }
-}
-
-/// The exit code of a run with failed scenarios or files with violations.
-pub const EXIT_FAILED: u8 = 1;
-/// The exit code of a [`Fatal`] (and of clap's usage errors).
-pub const EXIT_USAGE: u8 = 2;
-
 /// Parses the command line and runs its command.
 ///
 /// # Errors
@@ -73,25 +53,4 @@ pub fn run() -> Result<u8, Fatal> {
         Cmd::Validate(args) => validate::validate_files(&args),
         Cmd::List(args) => list::list(&args),
     }
-}
-
-/// Prints `fatal` on stderr: the message, then how to fix it.
-pub fn report(fatal: &Fatal) {
-    err(&format!(
-        "error: {}\n  = help: {}\n",
-        fatal.message, fatal.help
-    ));
-}
-
-/// Writes to stdout; a closed pipe (`| head`) ends the output quietly.
-fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ignored = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
-}
-
-/// Writes to stderr (progress, and the report beside a json or junit one on stdout).
-fn err(text: &str) {
-    let _ignored = std::io::stderr().write_all(text.as_bytes());
 }

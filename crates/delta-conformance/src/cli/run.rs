@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use super::args::{Common, Format};
+use super::output::{EXIT_FAILED, Fatal, err, out};
 use super::setup::{load_baseline, prepare, run_suite, target};
-use super::{EXIT_FAILED, Fatal, err, out};
 use crate::{baseline, report};
 
 #[derive(Debug, clap::Args)]

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Fatal;
 use super::args::{Common, Locations};
+use super::output::Fatal;
 use crate::report;
 use crate::runner::RunnerConfig;
 use crate::scenario::{self, Level, LoadedScenario};

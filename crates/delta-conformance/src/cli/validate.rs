@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use super::output::{EXIT_FAILED, Fatal, out};
 use super::setup::schema_set;
-use super::{EXIT_FAILED, Fatal, out};
 use crate::validate;
 
 #[derive(Debug, clap::Args)]
