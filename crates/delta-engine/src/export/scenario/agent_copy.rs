@@ -4,8 +4,13 @@
 
 use std::path::Path;
 
+use super::error::ScenarioError;
+use super::output::OutputFile;
 use super::workspace::walk;
-use super::{MAX_AGENT_FILE_BYTES, OutputFile, ScenarioError};
+
+/// The largest agent file copied: a scenario's agent is configuration and scripts, and
+/// the copy is made in memory (the API key is redacted from it).
+pub const MAX_AGENT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The agent directory's files, as `target/…`: everything but credentials, run records,
 /// the agent's numbered workspaces and the run's workspace.

@@ -51,7 +51,7 @@ pub enum ScenarioError {
     AgentFileTooLarge {
         /// The file.
         path: PathBuf,
-        /// [`MAX_AGENT_FILE_BYTES`](super::MAX_AGENT_FILE_BYTES).
+        /// [`MAX_AGENT_FILE_BYTES`](super::agent_copy::MAX_AGENT_FILE_BYTES).
         limit: u64,
     },
     /// `-o` names a file or a directory that is not empty.

@@ -4,7 +4,7 @@
 use delta_scenario::mock_script::{MessageStep, Script, Step, ToolCall, Usage};
 use serde_json::Value;
 
-use super::ScenarioError;
+use super::error::ScenarioError;
 use super::places::Places;
 use crate::trajectory::Trajectory;
 

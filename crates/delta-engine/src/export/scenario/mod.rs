@@ -9,28 +9,37 @@
 //! `delta-conformance run --fixtures DIR` reads and `fixtures/` of this repository has.
 //!
 //! The document is the `delta-scenario` crate's [`Scenario`], the one definition of the
-//! format `delta-conformance` reads. By job: [`segments`] cuts the journal into the
-//! run's commands, `mock_script` makes the recorded answers a mock script, `journal`
-//! the expected tool calls, `workspace` the setup files and the files expected, and
-//! `agent_copy` copies the agent.
+//! format `delta-conformance` reads. This module is the entry ([`export`]); by job,
+//! `segments` cuts the journal into the run's commands, `mock_script` makes the recorded
+//! answers a mock script, `journal` the expected counts and tool calls, `workspace` the
+//! setup files and the files expected, `agent_copy` copies the agent, `places` writes
+//! the run's paths as placeholders, and `output` writes the directory ([`write`]).
 
 mod agent_copy;
 mod error;
 mod journal;
 mod mock_script;
+mod output;
 mod places;
 mod segments;
 mod workspace;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use delta_scenario::mock_script::Script;
 use delta_scenario::{Level, Scenario, Step};
 use serde_json::Value;
 
+/// Whose request validation the scenario's mock-llm reproduces (`mock_profile`; also the
+/// values of `--mock-profile`): the scenario format's one list.
+pub use delta_scenario::MockProfile;
+
+pub use self::agent_copy::MAX_AGENT_FILE_BYTES;
 pub use self::error::ScenarioError;
+pub use self::output::{Exported, OutputFile, write};
 use self::places::Places;
 use self::segments::Segment;
+pub use self::workspace::MAX_TEXT_BYTES;
 use self::workspace::Workspace;
 use crate::trajectory::Trajectory;
 
@@ -38,15 +47,6 @@ use crate::trajectory::Trajectory;
 pub const TAG: &str = "recorded";
 /// The docs/decisions.md section exported scenarios cite (their checks are `extension`).
 pub const DECISION: &str = "Issue 17: a recorded run as a test";
-/// Files larger than this are checked for existence only, and left out of the setup.
-pub const MAX_TEXT_BYTES: u64 = 64 * 1024;
-/// The largest agent file copied: a scenario's agent is configuration and scripts, and
-/// the copy is made in memory (the API key is redacted from it).
-pub const MAX_AGENT_FILE_BYTES: u64 = 16 * 1024 * 1024;
-
-/// Whose request validation the scenario's mock-llm reproduces (`mock_profile`; also the
-/// values of `--mock-profile`): the scenario format's one list.
-pub use delta_scenario::MockProfile;
 
 /// How to export.
 #[derive(Debug, Clone, Default)]
@@ -55,40 +55,6 @@ pub struct Options {
     pub name: Option<String>,
     /// The mock-llm profile the scenario asks for.
     pub mock_profile: MockProfile,
-}
-
-/// A file of the exported fixtures directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputFile {
-    /// Relative to the output directory.
-    pub path: PathBuf,
-    /// The bytes.
-    pub bytes: Vec<u8>,
-    /// Written with mode 755.
-    pub executable: bool,
-}
-
-/// A scenario ready to write.
-#[derive(Debug, Clone)]
-pub struct Exported {
-    /// The scenario's name.
-    pub name: String,
-    /// `scenarios/NAME.yaml` and the agent's files under `agents/NAME/`.
-    pub files: Vec<OutputFile>,
-    /// Recorded answers in the mock script.
-    pub answers: usize,
-    /// Tool calls the scenario expects.
-    pub tool_calls: usize,
-    /// What was left out, for the user to know (large or binary files, symlinks …).
-    pub notes: Vec<String>,
-}
-
-impl Exported {
-    /// The scenario file, relative to the output directory.
-    #[must_use]
-    pub fn scenario_path(&self) -> PathBuf {
-        Path::new("scenarios").join(format!("{}.yaml", self.name))
-    }
 }
 
 /// The scenario of `trajectory`: nothing is written yet.
@@ -183,36 +149,6 @@ fn budget_notes(segments: &[Segment]) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// Writes `exported` into `dir`, which must be absent or empty.
-///
-/// # Errors
-/// [`ScenarioError::OutputNotEmpty`], or [`ScenarioError::Io`] when a file cannot be
-/// written.
-pub fn write(exported: &Exported, dir: &Path) -> Result<(), ScenarioError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let occupied = match fs_err::read_dir(dir) {
-        Ok(mut entries) => entries.next().is_some(),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => false,
-        Err(_) => true,
-    };
-    if occupied || (dir.exists() && !dir.is_dir()) {
-        return Err(ScenarioError::OutputNotEmpty {
-            path: dir.to_path_buf(),
-        });
-    }
-    for file in &exported.files {
-        let path = dir.join(&file.path);
-        if let Some(parent) = path.parent() {
-            fs_err::create_dir_all(parent)?;
-        }
-        fs_err::write(&path, &file.bytes)?;
-        if file.executable {
-            fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
-        }
-    }
-    Ok(())
 }
 
 /// `recorded-` and the run id in the characters a scenario name allows.

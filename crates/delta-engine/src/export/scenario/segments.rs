@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use delta_scenario::{Args, ExitMatch, Expect, MetadataExpect, Step, TextMatch, ValueMatch};
 use serde_json::Value;
 
-use super::ScenarioError;
+use super::error::ScenarioError;
 use super::places::Places;
 use crate::journal::EventPayload;
 use crate::output::Exit;

@@ -8,9 +8,12 @@ use std::time::SystemTime;
 
 use delta_scenario::{FileExpect, SetupFile, TextMatch};
 
+use super::error::ScenarioError;
 use super::places::Places;
-use super::{MAX_TEXT_BYTES, ScenarioError};
 use crate::run::Timestamp;
+
+/// Files larger than this are checked for existence only, and left out of the setup.
+pub const MAX_TEXT_BYTES: u64 = 64 * 1024;
 
 /// A workspace file as the run found it or left it.
 struct WorkspaceFile {
