@@ -107,19 +107,26 @@
 //! # }
 //! ```
 
+mod answer;
 mod app;
 mod listener;
+mod log;
+mod openai_error;
+mod request;
 mod script;
 mod server;
+mod stream;
 mod strict;
 mod window;
 
-pub use app::{CREATED, DEFAULT_MODEL, RecordedRequest};
+pub use answer::CREATED;
 pub use delta_scenario::MockProfile;
 pub use delta_scenario::mock_script::{
     DEFAULT_COMPLETION_TOKENS, DEFAULT_PROMPT_TOKENS, DropConnectionStep, ErrorStep, MalformedStep,
     MessageStep, Mode, Script, Step, ToolCall, Usage, script_schema,
 };
+pub use log::RecordedRequest;
+pub use request::DEFAULT_MODEL;
 pub use script::{ReadScript, ScriptError};
 pub use server::{MockServer, ServerError, ServerOptions};
 pub use strict::{OPENAI_PARAMETERS, Rejection, StrictProfile, UnknownProfile, strict_profile};

@@ -13,8 +13,9 @@ use delta_scenario::mock_script::Script;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::app::{App, RecordedRequest, router};
+use crate::app::{App, router};
 use crate::listener::{Connection, CuttableListener};
+use crate::log::RecordedRequest;
 use crate::window::ContextWindow;
 
 /// How long a stopping server lets in-flight requests finish before cutting them off, so
