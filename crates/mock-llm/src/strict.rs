@@ -71,45 +71,24 @@ impl StrictProfile for MockProfile {
 
 /// The status and body `profile`'s server answers a refused request with.
 fn reject(profile: MockProfile, issue: Issue) -> Rejection {
-    match profile {
-        MockProfile::Openai | MockProfile::Lenient => Rejection {
-            status: 400,
-            body: json!({"error": {
-                "message": issue.message,
-                "type": "invalid_request_error",
-                "param": issue.param,
-                "code": issue.code,
-            }}),
-        },
+    let (status, kind, param, code) = match profile {
+        MockProfile::Openai | MockProfile::Lenient => {
+            (400, "invalid_request_error", issue.param, json!(issue.code))
+        }
         // Its route handler turns every exception, FastAPI's RequestValidationError
         // included, into a 500.
-        MockProfile::LlamaCpp => Rejection {
-            status: 500,
-            body: json!({"error": {
-                "message": issue.message,
-                "type": "internal_server_error",
-                "param": null,
-                "code": null,
-            }}),
-        },
-        MockProfile::Vllm => Rejection {
-            status: 400,
-            body: json!({"error": {
-                "message": issue.message,
-                "type": "BadRequestError",
-                "param": null,
-                "code": 400,
-            }}),
-        },
-        MockProfile::Ollama => Rejection {
-            status: 400,
-            body: json!({"error": {
-                "message": issue.message,
-                "type": "invalid_request_error",
-                "param": null,
-                "code": null,
-            }}),
-        },
+        MockProfile::LlamaCpp => (500, "internal_server_error", None, Value::Null),
+        MockProfile::Vllm => (400, "BadRequestError", None, json!(400)),
+        MockProfile::Ollama => (400, "invalid_request_error", None, Value::Null),
+    };
+    Rejection {
+        status,
+        body: json!({"error": {
+            "message": issue.message,
+            "type": kind,
+            "param": param,
+            "code": code,
+        }}),
     }
 }
 
@@ -149,6 +128,25 @@ fn issue(message: impl Into<String>, param: impl Into<String>) -> Issue {
         message: message.into(),
         param: Some(param.into()),
         code: None,
+    }
+}
+
+/// A required parameter the request leaves out, in OpenAI's words.
+fn missing(param: impl Into<String>) -> Issue {
+    let param = param.into();
+    issue(format!("Missing required parameter: '{param}'."), param)
+}
+
+/// The string at `param`, or the server's error for its absence or another type.
+fn required_string(
+    profile: MockProfile,
+    param: String,
+    value: Option<&Value>,
+) -> Result<&str, Issue> {
+    match value {
+        Some(Value::String(text)) => Ok(text),
+        None => Err(missing(param)),
+        Some(other) => Err(issue(wrong_type(profile, &param, "string", other), param)),
     }
 }
 
@@ -287,7 +285,7 @@ fn validate(profile: MockProfile, body: &Value) -> Result<(), Issue> {
     tool_choice(profile, request, &tool_names)?;
     let messages = match request.get("messages") {
         Some(Value::Array(messages)) => messages,
-        None => return Err(issue("Missing required parameter: 'messages'.", "messages")),
+        None => return Err(missing("messages")),
         Some(other) => {
             return Err(issue(
                 wrong_type(profile, "messages", "array", other),
@@ -397,16 +395,10 @@ fn tools(profile: MockProfile, request: &Map<String, Value>) -> Result<Vec<Strin
             ));
         }
         let Some(function) = tool.get("function").and_then(Value::as_object) else {
-            return Err(issue(
-                format!("Missing required parameter: '{at}.function'."),
-                format!("{at}.function"),
-            ));
+            return Err(missing(format!("{at}.function")));
         };
         let Some(name) = function.get("name").and_then(Value::as_str) else {
-            return Err(issue(
-                format!("Missing required parameter: '{at}.function.name'."),
-                format!("{at}.function.name"),
-            ));
+            return Err(missing(format!("{at}.function.name")));
         };
         if profile == MockProfile::Openai
             && (name.is_empty()
@@ -469,12 +461,7 @@ fn tool_choice(
         Value::String(mode) if ["none", "auto", "required"].contains(&mode.as_str()) => None,
         Value::Object(named) => match named.get("function").and_then(|f| f.get("name")) {
             Some(Value::String(name)) => Some(name.as_str()),
-            Some(_) | None => {
-                return Err(issue(
-                    "Missing required parameter: 'tool_choice.function.name'.",
-                    "tool_choice.function.name",
-                ));
-            }
+            Some(_) | None => return Err(missing("tool_choice.function.name")),
         },
         other @ (Value::Null
         | Value::Bool(_)
@@ -536,21 +523,7 @@ fn message(profile: MockProfile, index: usize, message: &Value) -> Result<(), Is
     let Some(message) = message.as_object() else {
         return Err(issue(wrong_type(profile, &at, "object", message), at));
     };
-    let role = match message.get("role") {
-        Some(Value::String(role)) => role.as_str(),
-        None => {
-            return Err(issue(
-                format!("Missing required parameter: '{at}.role'."),
-                format!("{at}.role"),
-            ));
-        }
-        Some(other) => {
-            return Err(issue(
-                wrong_type(profile, &format!("{at}.role"), "string", other),
-                format!("{at}.role"),
-            ));
-        }
-    };
+    let role = required_string(profile, format!("{at}.role"), message.get("role"))?;
     let known: &[&str] = match profile {
         MockProfile::Openai => &[
             "system",
@@ -599,21 +572,11 @@ fn message(profile: MockProfile, index: usize, message: &Value) -> Result<(), Is
         tool_call(profile, &format!("{at}.tool_calls.[{position}]"), call)?;
     }
     if role == "tool" && profile != MockProfile::Ollama {
-        match message.get("tool_call_id") {
-            Some(Value::String(_)) => {}
-            None => {
-                return Err(issue(
-                    format!("Missing required parameter: '{at}.tool_call_id'."),
-                    format!("{at}.tool_call_id"),
-                ));
-            }
-            Some(other) => {
-                return Err(issue(
-                    wrong_type(profile, &format!("{at}.tool_call_id"), "string", other),
-                    format!("{at}.tool_call_id"),
-                ));
-            }
-        }
+        required_string(
+            profile,
+            format!("{at}.tool_call_id"),
+            message.get("tool_call_id"),
+        )?;
     }
     Ok(())
 }
@@ -658,10 +621,7 @@ fn content(
             format!("invalid message content type: {}", kind(other)),
             param,
         )),
-        (MockProfile::Openai | MockProfile::Vllm, _, None) => Err(issue(
-            format!("Missing required parameter: '{param}'."),
-            param,
-        )),
+        (MockProfile::Openai | MockProfile::Vllm, _, None) => Err(missing(param)),
         (_, _, Some(other)) => Err(issue(wrong_type(profile, &param, "string", other), param)),
     }
 }
@@ -669,28 +629,19 @@ fn content(
 fn tool_call(profile: MockProfile, at: &str, call: &Value) -> Result<(), Issue> {
     let id = call.get("id");
     if profile != MockProfile::Ollama && !id.is_some_and(Value::is_string) {
-        return Err(issue(
-            format!("Missing required parameter: '{at}.id'."),
-            format!("{at}.id"),
-        ));
+        return Err(missing(format!("{at}.id")));
     }
     if profile != MockProfile::Ollama
         && call.get("type").and_then(Value::as_str) != Some("function")
     {
-        return Err(issue(
-            format!("Missing required parameter: '{at}.type'."),
-            format!("{at}.type"),
-        ));
+        return Err(missing(format!("{at}.type")));
     }
     let function = call.get("function");
     if !function
         .and_then(|f| f.get("name"))
         .is_some_and(Value::is_string)
     {
-        return Err(issue(
-            format!("Missing required parameter: '{at}.function.name'."),
-            format!("{at}.function.name"),
-        ));
+        return Err(missing(format!("{at}.function.name")));
     }
     let arguments = function.and_then(|f| f.get("arguments"));
     match (profile, arguments) {
@@ -700,20 +651,9 @@ fn tool_call(profile: MockProfile, at: &str, call: &Value) -> Result<(), Issue> 
                 Ok(_) | Err(_) => Err(issue("invalid tool call arguments", at.to_owned())),
             }
         }
-        (_, Some(Value::String(_))) => Ok(()),
-        (_, None) => Err(issue(
-            format!("Missing required parameter: '{at}.function.arguments'."),
-            format!("{at}.function.arguments"),
-        )),
-        (_, Some(other)) => Err(issue(
-            wrong_type(
-                profile,
-                &format!("{at}.function.arguments"),
-                "string",
-                other,
-            ),
-            format!("{at}.function.arguments"),
-        )),
+        (_, arguments) => {
+            required_string(profile, format!("{at}.function.arguments"), arguments).map(|_| ())
+        }
     }
 }
 
