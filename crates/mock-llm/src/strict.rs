@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 ///   `BadRequestError`;
 /// - `ollama` (its `/v1` layer): 400 `invalid_request_error`; tool-call arguments must be
 ///   a JSON object; content may be null only beside tool calls.
-pub trait StrictProfile: Copy {
+pub trait StrictProfile {
     /// Checks a parsed request body; `Err` is the answer the real server gives.
     ///
     /// # Errors
