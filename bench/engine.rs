@@ -26,7 +26,7 @@ use delta_engine::llm::{ClientSettings, Credentials, LlmClient};
 use delta_engine::process::OutputPolicy;
 use delta_engine::run::{RunId, read_metadata};
 use delta_engine::secrets::Redactor;
-use mock_llm::{MockServer, Script};
+use mock_llm::{MockServer, ReadScript as _, Script};
 
 const ITERATIONS: u32 = 100;
 const REPEATS: usize = 5;

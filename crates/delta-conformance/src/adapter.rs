@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::locate;
-use crate::scenario::{Args, Command};
+use crate::scenario::{self, Args, Command};
 use crate::yaml_file::{self, FileError};
 
 /// An adapter file.
@@ -92,7 +92,7 @@ pub fn load(path: &Path) -> Result<Loaded, FileError> {
     let words = |args: &Option<Args>, what: &str| -> Result<Option<Vec<String>>, FileError> {
         args.as_ref()
             .map(|a| {
-                a.words()
+                scenario::words(a)
                     .map(|w| locate::absolutize_command_in(&w, base.as_deref()))
                     .map_err(|e| invalid(format!("{what}: {e}")))
             })

@@ -13,11 +13,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::exec::Outcome;
-use crate::matcher::{Mismatch, ValueMatch, quote, show};
+use crate::matcher::{ExitCheck as _, Mismatch, TextCheck as _, ValueCheck as _, quote, show};
 use crate::mock;
 use crate::scenario::{
     Command, EventExpect, Expect, FileExpect, JournalExpect, Level, MetadataExpect, NoFileContains,
-    RequestsExpect, ToolExecutionExpect,
+    RequestsExpect, ToolExecutionExpect, ValueMatch,
 };
 use crate::schemas::{self, SchemaSet};
 use crate::validate::{self, Journal};
@@ -222,7 +222,7 @@ fn check_expect(
     let outcome = ctx.outcome;
     let mut out = Vec::new();
     let shell_default = (main && ctx.command.is_none() && expect.exit.is_none())
-        .then_some(crate::matcher::ExitMatch::Code(0));
+        .then_some(crate::scenario::ExitMatch::Code(0));
     if let Some(exit) = expect.exit.as_ref().or(shell_default.as_ref())
         && let Some(mismatch) = exit.check(outcome.code, outcome.signal)
     {

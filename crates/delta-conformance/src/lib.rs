@@ -13,6 +13,7 @@
 pub mod adapter;
 pub mod baseline;
 pub mod check;
+pub mod cli;
 pub mod exec;
 pub mod locate;
 pub mod locate_line;

@@ -1,13 +1,12 @@
-//! Matchers shared by every expectation: on text ([`TextMatch`]), on one JSON value found
-//! by a JSON pointer ([`ValueMatch`]), and on an exit code ([`ExitMatch`]).
+//! What the matchers shared by every expectation check: on text ([`TextMatch`]), on one
+//! JSON value found by a JSON pointer ([`ValueMatch`]), and on an exit code
+//! ([`ExitMatch`]); their serialized forms are the `delta-scenario` crate's.
 //!
 //! A matcher lists checks that must all hold; each failed check becomes one [`Mismatch`]
 //! saying what was expected and what was seen.
 
-use std::collections::BTreeMap;
-
-use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use delta_scenario::{ExitMatch, JsonType, OneOrMany, TextMatch, ValueMatch};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::schemas::SchemaSet;
@@ -33,170 +32,34 @@ impl Mismatch {
     }
 }
 
-/// A single value or a list of them (`contains: x` or `contains: [x, y]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    /// One text.
-    One(String),
-    /// Several texts, each checked.
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    /// The texts, in order.
-    pub fn items(&self) -> &[String] {
-        match self {
-            Self::One(one) => std::slice::from_ref(one),
-            Self::Many(many) => many,
-        }
+/// The JSON type of `value`, as JSON Schema names it (`integer` for whole numbers).
+fn type_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 
-/// Checks on a text (stdout, stderr, a file, a log). Every given check must hold.
-/// Placeholders are substituted in every expected text first.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TextMatch {
-    /// The whole text, exactly.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub equals: Option<String>,
-    /// Text(s) that must each occur somewhere.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contains: Option<OneOrMany>,
-    /// Text(s) that must not occur anywhere.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_contains: Option<OneOrMany>,
-    /// A regular expression (Rust `regex` syntax) that must match somewhere; anchor it with
-    /// `\A` and `\z` to match the whole text. Placeholder values are escaped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub regex: Option<String>,
-    /// `true`: the text must be empty; `false`: it must not be.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub empty: Option<bool>,
-    /// The text must be one JSON document; each JSON pointer (`""` is the whole document)
-    /// must satisfy its matcher.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub json: Option<BTreeMap<String, ValueMatch>>,
-    /// The text must be one JSON document valid against `schemas/NAME.schema.json`, e.g.
-    /// `sessions-exec`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schema: Option<String>,
-    /// Every line must be one JSON document valid against `schemas/NAME.schema.json`, e.g.
-    /// `stream-line` for `--format jsonl`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lines_schema: Option<String>,
-    /// The last line must be one JSON document; each JSON pointer must satisfy its matcher.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_line: Option<BTreeMap<String, ValueMatch>>,
+/// Whether `value` is of type `kind` (an integer is a number too).
+fn has_type(kind: JsonType, value: &Value) -> bool {
+    let actual = type_of(value);
+    actual == kind.name() || (kind == JsonType::Number && actual == "integer")
 }
 
-/// Checks on the JSON value at one pointer. Every given check must hold; unless `exists:
-/// false` is given, the value must exist.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ValueMatch {
-    /// Whether the value exists at all (`false`: the pointer must not resolve).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exists: Option<bool>,
-    /// The value, exactly (`null` included). Placeholders are substituted in its strings.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schemars(with = "Value")]
-    pub equals: Option<Value>,
-    /// The JSON type.
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<JsonType>,
-    /// A string value matching this regular expression somewhere.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub regex: Option<String>,
-    /// A string value containing this text, or an array with this string as an element.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contains: Option<String>,
-    /// A string value not containing this text (a value that is no string fails).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_contains: Option<String>,
-    /// A number at least this large.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min: Option<f64>,
-    /// A number at most this large.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max: Option<f64>,
-}
-
-/// `Some(null)` for an explicit `equals: null`, which plain `Option<Value>` would drop.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
-}
-
-/// A JSON type, as JSON Schema names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum JsonType {
-    /// `null`.
-    Null,
-    /// `true` or `false`.
-    Boolean,
-    /// Any number.
-    Number,
-    /// A number without a fractional part.
-    Integer,
-    /// A string.
-    String,
-    /// An array.
-    Array,
-    /// An object.
-    Object,
-}
-
-impl JsonType {
-    fn name(self) -> &'static str {
-        match self {
-            Self::Null => "null",
-            Self::Boolean => "boolean",
-            Self::Number => "number",
-            Self::Integer => "integer",
-            Self::String => "string",
-            Self::Array => "array",
-            Self::Object => "object",
-        }
-    }
-
-    fn of(value: &Value) -> &'static str {
-        match value {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        }
-    }
-
-    fn matches(self, value: &Value) -> bool {
-        let actual = Self::of(value);
-        actual == self.name() || (self == Self::Number && actual == "integer")
-    }
-}
-
-/// The expected exit code: one code, or any of several.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum ExitMatch {
-    /// Exactly this code.
-    Code(i32),
-    /// Any of these codes.
-    AnyOf(Vec<i32>),
-}
-
-impl ExitMatch {
+/// Checks an exit against an [`ExitMatch`].
+pub trait ExitCheck {
     /// Checks an exit: `Some(code)`, or `None` when a signal ended the process (`signal`
     /// names it).
-    pub fn check(&self, code: Option<i32>, signal: Option<i32>) -> Option<Mismatch> {
+    fn check(&self, code: Option<i32>, signal: Option<i32>) -> Option<Mismatch>;
+}
+
+impl ExitCheck for ExitMatch {
+    fn check(&self, code: Option<i32>, signal: Option<i32>) -> Option<Mismatch> {
         let codes: &[i32] = match self {
             Self::Code(code) => std::slice::from_ref(code),
             Self::AnyOf(codes) => codes,
@@ -226,14 +89,19 @@ impl ExitMatch {
     }
 }
 
-impl TextMatch {
+/// Checks a text against a [`TextMatch`].
+pub trait TextCheck {
     /// Every check that fails on `text`; `what` names the text in messages. `schemas`
     /// serves the `schema` check.
     ///
     /// One rule for line ends: a single trailing newline is not significant, for the
     /// observed text and the expected one alike (`equals`, `regex`, `empty`), so that
     /// `printf x` and `echo x` output match the same expectation.
-    pub fn check(&self, what: &str, text: &str, vars: &Vars, schemas: &SchemaSet) -> Vec<Mismatch> {
+    fn check(&self, what: &str, text: &str, vars: &Vars, schemas: &SchemaSet) -> Vec<Mismatch>;
+}
+
+impl TextCheck for TextMatch {
+    fn check(&self, what: &str, text: &str, vars: &Vars, schemas: &SchemaSet) -> Vec<Mismatch> {
         let mut out = Vec::new();
         let full = text;
         let text = without_final_newline(full);
@@ -342,20 +210,6 @@ impl TextMatch {
         }
         out
     }
-
-    /// Every regular expression in this matcher, for checking them when a scenario loads.
-    pub fn regexes(&self) -> Vec<&str> {
-        let mut all: Vec<&str> = self.regex.iter().map(String::as_str).collect();
-        for matcher in self
-            .json
-            .iter()
-            .chain(self.last_line.iter())
-            .flat_map(BTreeMap::values)
-        {
-            all.extend(matcher.regex.as_deref());
-        }
-        all
-    }
 }
 
 /// `text` without one final `\n` (the one rule for line ends of text checks).
@@ -363,10 +217,15 @@ pub fn without_final_newline(text: &str) -> &str {
     text.strip_suffix('\n').unwrap_or(text)
 }
 
-impl ValueMatch {
+/// Checks the value at a JSON pointer against a [`ValueMatch`].
+pub trait ValueCheck {
     /// Every check that fails on the value at `pointer` in `document`; `what` names the
     /// document in messages.
-    pub fn check(&self, what: &str, pointer: &str, document: &Value, vars: &Vars) -> Vec<Mismatch> {
+    fn check(&self, what: &str, pointer: &str, document: &Value, vars: &Vars) -> Vec<Mismatch>;
+}
+
+impl ValueCheck for ValueMatch {
+    fn check(&self, what: &str, pointer: &str, document: &Value, vars: &Vars) -> Vec<Mismatch> {
         let pointer = vars.expand(pointer);
         let at = format!(
             "{what} {}",
@@ -399,12 +258,12 @@ impl ValueMatch {
             }
         }
         if let Some(kind) = self.type_
-            && !kind.matches(value)
+            && !has_type(kind, value)
         {
             out.push(Mismatch::new(
                 &at,
                 format!("is of type {}", kind.name()),
-                format!("{} {}", JsonType::of(value), show(value)),
+                format!("{} {}", type_of(value), show(value)),
             ));
         }
         if let Some(pattern) = &self.regex {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::baseline::Baseline;
 use crate::report::{CheckResult, CheckStatus, Report, ScenarioResult, Status};
-use crate::scenario::{Level, Scenario};
+use crate::scenario::{Level, Scenario, ScenarioChecks as _};
 
 /// One implementation's column.
 #[derive(Debug, Clone)]

@@ -372,22 +372,17 @@ pub fn json(report: &Report) -> String {
 pub fn junit(report: &Report) -> String {
     let seconds = |ms: u64| format!("{:.3}", ms as f64 / 1000.0);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"delta-conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{}\">",
-        report.total.total(),
-        report.total.failed,
-        report.total.skipped + report.total.not_run,
-        seconds(report.duration_ms)
-    );
-    let _ = writeln!(
-        out,
-        "  <testsuite name=\"delta-conformance\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">",
-        report.total.total(),
-        report.total.failed,
-        report.total.skipped + report.total.not_run,
-        seconds(report.duration_ms)
-    );
+    let counts = |errors: &str| {
+        format!(
+            "name=\"delta-conformance\" tests=\"{}\" failures=\"{}\"{errors} skipped=\"{}\" time=\"{}\"",
+            report.total.total(),
+            report.total.failed,
+            report.total.skipped + report.total.not_run,
+            seconds(report.duration_ms)
+        )
+    };
+    let _ = writeln!(out, "<testsuites {}>", counts(""));
+    let _ = writeln!(out, "  <testsuite {}>", counts(" errors=\"0\""));
     for result in &report.scenarios {
         let class = result.tags.first().map_or("conformance", String::as_str);
         let _ = write!(

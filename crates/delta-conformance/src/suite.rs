@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::report::{Failure, Report, ScenarioResult, Status};
 use crate::runner::{self, RunnerConfig};
-use crate::scenario::{self, LoadedScenario, ScenarioError};
+use crate::scenario::{self, LoadedScenario, ScenarioChecks as _, ScenarioError};
 use crate::schemas::{self, SchemaSet};
 
 /// A suite that cannot be loaded.

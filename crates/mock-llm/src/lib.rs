@@ -95,7 +95,7 @@
 //! # Example
 //!
 //! ```no_run
-//! use mock_llm::{MockServer, Script};
+//! use mock_llm::{MockServer, ReadScript as _, Script};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let script = Script::from_yaml_str("steps:\n  - message: {content: done}\n")?;
@@ -107,18 +107,27 @@
 //! # }
 //! ```
 
+mod answer;
 mod app;
 mod listener;
+mod log;
+mod openai_error;
+mod request;
 mod script;
 mod server;
+mod stream;
 mod strict;
 mod window;
 
-pub use app::{CREATED, DEFAULT_MODEL, RecordedRequest};
-pub use script::{
+pub use answer::CREATED;
+pub use delta_scenario::MockProfile;
+pub use delta_scenario::mock_script::{
     DEFAULT_COMPLETION_TOKENS, DEFAULT_PROMPT_TOKENS, DropConnectionStep, ErrorStep, MalformedStep,
-    MessageStep, Mode, Script, ScriptError, Step, ToolCall, Usage, script_schema,
+    MessageStep, Mode, Script, Step, ToolCall, Usage, script_schema,
 };
+pub use log::RecordedRequest;
+pub use request::DEFAULT_MODEL;
+pub use script::{ReadScript, ScriptError};
 pub use server::{MockServer, ServerError, ServerOptions};
-pub use strict::{OPENAI_PARAMETERS, Profile, Rejection, UnknownProfile};
+pub use strict::{OPENAI_PARAMETERS, Rejection, StrictProfile, UnknownProfile, strict_profile};
 pub use window::{BYTES_PER_TOKEN, ContextWindow, OverflowShape, prompt_tokens};

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mock_llm::{
-    ContextWindow, MockServer, OverflowShape, Profile, Script, ScriptError, ServerError,
-    ServerOptions,
+    ContextWindow, MockProfile, MockServer, OverflowShape, ReadScript as _, Script, ScriptError,
+    ServerError, ServerOptions,
 };
 
 const SCRIPT_HELP: &str = "\
@@ -62,8 +62,8 @@ struct Cli {
     record: Option<PathBuf>,
     /// Validate every chat request as this server does and refuse what it refuses, with
     /// its status and error body: openai, llama-cpp, vllm or ollama.
-    #[arg(long, value_name = "PROFILE")]
-    strict: Option<Profile>,
+    #[arg(long, value_name = "PROFILE", value_parser = mock_llm::strict_profile)]
+    strict: Option<MockProfile>,
     /// Answer requests over N tokens (body bytes / 4, rounded up) with HTTP 400 and a
     /// context-length error; they use up no step.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use delta_scenario::MockProfile;
+use delta_scenario::mock_script::Script;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::app::{App, RecordedRequest, router};
+use crate::app::{App, router};
 use crate::listener::{Connection, CuttableListener};
-use crate::script::Script;
-use crate::strict::Profile;
+use crate::log::RecordedRequest;
 use crate::window::ContextWindow;
 
 /// How long a stopping server lets in-flight requests finish before cutting them off, so
@@ -33,7 +34,7 @@ pub struct ServerOptions {
     pub keep_requests: bool,
     /// Validate every chat request the way this server does, and refuse what it refuses
     /// with its status and error body. Default: `None` (accept any chat request).
-    pub strict: Option<Profile>,
+    pub strict: Option<MockProfile>,
     /// Reject requests over this window with a context-length error. Default: none.
     pub context_window: Option<ContextWindow>,
 }

@@ -8,58 +8,52 @@
 //! and Ollama (`openai/openai.go`, `middleware/openai.go`). A lenient mock lets a client
 //! bug through that a real server refuses; these profiles refuse it too.
 
-use std::fmt;
-use std::str::FromStr;
-
+use delta_scenario::MockProfile;
 use serde_json::{Map, Value, json};
 
-/// The server whose validation a strict mock reproduces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Profile {
-    /// api.openai.com: 400 `invalid_request_error`, unknown parameters refused, tool
-    /// messages must answer the preceding assistant's tool calls.
-    Openai,
-    /// llama-cpp-python's server with `--chat_format chatml-function-calling`: a request
-    /// its pydantic models refuse is answered HTTP 500 `internal_server_error`; tools are
-    /// offered to the model only when `tool_choice` is set.
-    LlamaCpp,
-    /// vLLM, started with `--enable-auto-tool-choice --tool-call-parser …`: 400
-    /// `BadRequestError`.
-    Vllm,
-    /// Ollama's `/v1` layer: 400 `invalid_request_error`; tool-call arguments must be a
-    /// JSON object; content may be null only beside tool calls.
-    Ollama,
-}
-
-impl Profile {
-    /// Every profile, in the order the docs list them.
-    pub const ALL: [Profile; 4] = [
-        Profile::Openai,
-        Profile::LlamaCpp,
-        Profile::Vllm,
-        Profile::Ollama,
-    ];
-
-    /// The name used by `--strict` and by conformance scenarios.
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Openai => "openai",
-            Profile::LlamaCpp => "llama-cpp",
-            Profile::Vllm => "vllm",
-            Profile::Ollama => "ollama",
-        }
-    }
+/// Request validation as a [`MockProfile`]'s server does it. A lenient profile accepts
+/// every request; the strict ones answer as their server does:
+///
+/// - `openai` (api.openai.com): 400 `invalid_request_error`, unknown parameters refused,
+///   tool messages must answer the preceding assistant's tool calls;
+/// - `llama-cpp` (llama-cpp-python's server with `--chat_format
+///   chatml-function-calling`): a request its pydantic models refuse is answered HTTP 500
+///   `internal_server_error`; tools are offered to the model only when `tool_choice` is set;
+/// - `vllm` (started with `--enable-auto-tool-choice --tool-call-parser …`): 400
+///   `BadRequestError`;
+/// - `ollama` (its `/v1` layer): 400 `invalid_request_error`; tool-call arguments must be
+///   a JSON object; content may be null only beside tool calls.
+pub trait StrictProfile {
+    /// Checks a parsed request body; `Err` is the answer the real server gives.
+    ///
+    /// # Errors
+    /// The [`Rejection`] the server answers the request with.
+    fn check(self, body: &Value) -> Result<(), Rejection>;
 
     /// Whether the model gets to see the request's tools. llama-cpp-python's
     /// `chatml-function-calling` renders the tools into the prompt only when
     /// `tool_choice` is set and is not `"none"`: without it the model never calls one.
-    pub fn offers_tools(self, body: &Value) -> bool {
+    fn offers_tools(self, body: &Value) -> bool;
+}
+
+impl StrictProfile for MockProfile {
+    fn check(self, body: &Value) -> Result<(), Rejection> {
+        // A lenient mock checks nothing, not even what every server demands (a JSON
+        // object with `messages` …). The rules' matches group `Lenient` with the most
+        // permissive server only because a match names every profile.
+        if self == MockProfile::Lenient {
+            return Ok(());
+        }
+        validate(self, body).map_err(|issue| reject(self, issue))
+    }
+
+    fn offers_tools(self, body: &Value) -> bool {
         let has_tools = body
             .get("tools")
             .and_then(Value::as_array)
             .is_some_and(|tools| !tools.is_empty());
         match self {
-            Profile::LlamaCpp => {
+            MockProfile::LlamaCpp => {
                 has_tools
                     && match body.get("tool_choice") {
                         Some(Value::String(mode)) => mode != "none",
@@ -67,80 +61,51 @@ impl Profile {
                         Some(_) | None => false,
                     }
             }
-            Profile::Openai | Profile::Vllm | Profile::Ollama => has_tools,
-        }
-    }
-
-    /// Checks a parsed request body; `Err` is the answer the real server gives.
-    pub fn check(self, body: &Value) -> Result<(), Rejection> {
-        validate(self, body).map_err(|issue| self.reject(issue))
-    }
-
-    /// The status and body this server answers a refused request with.
-    fn reject(self, issue: Issue) -> Rejection {
-        match self {
-            Profile::Openai => Rejection {
-                status: 400,
-                body: json!({"error": {
-                    "message": issue.message,
-                    "type": "invalid_request_error",
-                    "param": issue.param,
-                    "code": issue.code,
-                }}),
-            },
-            // Its route handler turns every exception, FastAPI's RequestValidationError
-            // included, into a 500.
-            Profile::LlamaCpp => Rejection {
-                status: 500,
-                body: json!({"error": {
-                    "message": issue.message,
-                    "type": "internal_server_error",
-                    "param": null,
-                    "code": null,
-                }}),
-            },
-            Profile::Vllm => Rejection {
-                status: 400,
-                body: json!({"error": {
-                    "message": issue.message,
-                    "type": "BadRequestError",
-                    "param": null,
-                    "code": 400,
-                }}),
-            },
-            Profile::Ollama => Rejection {
-                status: 400,
-                body: json!({"error": {
-                    "message": issue.message,
-                    "type": "invalid_request_error",
-                    "param": null,
-                    "code": null,
-                }}),
-            },
+            MockProfile::Openai
+            | MockProfile::Vllm
+            | MockProfile::Ollama
+            | MockProfile::Lenient => has_tools,
         }
     }
 }
 
-impl fmt::Display for Profile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+/// The status and body `profile`'s server answers a refused request with.
+fn reject(profile: MockProfile, issue: Issue) -> Rejection {
+    let (status, kind, param, code) = match profile {
+        MockProfile::Openai | MockProfile::Lenient => {
+            (400, "invalid_request_error", issue.param, json!(issue.code))
+        }
+        // Its route handler turns every exception, FastAPI's RequestValidationError
+        // included, into a 500.
+        MockProfile::LlamaCpp => (500, "internal_server_error", None, Value::Null),
+        MockProfile::Vllm => (400, "BadRequestError", None, json!(400)),
+        MockProfile::Ollama => (400, "invalid_request_error", None, Value::Null),
+    };
+    Rejection {
+        status,
+        body: json!({"error": {
+            "message": issue.message,
+            "type": kind,
+            "param": param,
+            "code": code,
+        }}),
     }
 }
 
-/// An unknown profile name.
+/// A name `--strict` does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown strict profile `{0}`; use one of: openai, llama-cpp, vllm, ollama")]
 pub struct UnknownProfile(pub String);
 
-impl FromStr for Profile {
-    type Err = UnknownProfile;
-
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        Profile::ALL
-            .into_iter()
-            .find(|profile| profile.name() == name)
-            .ok_or_else(|| UnknownProfile(name.to_owned()))
-    }
+/// The strict profile named `name` (`--strict`'s values: every profile but `lenient`).
+///
+/// # Errors
+/// [`UnknownProfile`] for any other name.
+pub fn strict_profile(name: &str) -> Result<MockProfile, UnknownProfile> {
+    MockProfile::STRICT
+        .into_iter()
+        .find(|profile| profile.name() == name)
+        .ok_or_else(|| UnknownProfile(name.to_owned()))
 }
 
 /// A refused request: the HTTP status and JSON body to answer.
@@ -163,6 +128,25 @@ fn issue(message: impl Into<String>, param: impl Into<String>) -> Issue {
         message: message.into(),
         param: Some(param.into()),
         code: None,
+    }
+}
+
+/// A required parameter the request leaves out, in OpenAI's words.
+fn missing(param: impl Into<String>) -> Issue {
+    let param = param.into();
+    issue(format!("Missing required parameter: '{param}'."), param)
+}
+
+/// The string at `param`, or the server's error for its absence or another type.
+fn required_string(
+    profile: MockProfile,
+    param: String,
+    value: Option<&Value>,
+) -> Result<&str, Issue> {
+    match value {
+        Some(Value::String(text)) => Ok(text),
+        None => Err(missing(param)),
+        Some(other) => Err(issue(wrong_type(profile, &param, "string", other), param)),
     }
 }
 
@@ -218,23 +202,23 @@ fn kind(value: &Value) -> &'static str {
 }
 
 /// The message a server gives for a field of the wrong type.
-fn wrong_type(profile: Profile, path: &str, expected: &str, got: &Value) -> String {
+fn wrong_type(profile: MockProfile, path: &str, expected: &str, got: &Value) -> String {
     match profile {
-        Profile::Openai => format!(
+        MockProfile::Openai | MockProfile::Lenient => format!(
             "Invalid type for '{path}': expected {expected}, but got {} instead.",
             kind(got)
         ),
         // As the real server printed it (issue 11's probe):
         // 1 validation error:\n  {'type': 'string_type', 'loc': ('body', 'messages', 2,
         // 'content'), 'msg': 'Input should be a valid string', 'input': None}
-        Profile::LlamaCpp | Profile::Vllm => format!(
+        MockProfile::LlamaCpp | MockProfile::Vllm => format!(
             "1 validation error:\n  {{'type': '{}_type', 'loc': ('body', {}), 'msg': 'Input \
              should be a valid {expected}', 'input': {}}}",
             expected.split(' ').next().unwrap_or(expected),
             pydantic_location(path),
             python_repr(got)
         ),
-        Profile::Ollama => format!(
+        MockProfile::Ollama => format!(
             "json: cannot unmarshal {} into Go struct field ChatCompletionRequest.{path} of \
              type {expected}",
             kind(got)
@@ -266,14 +250,14 @@ fn pydantic_location(path: &str) -> String {
         .join(", ")
 }
 
-fn validate(profile: Profile, body: &Value) -> Result<(), Issue> {
+fn validate(profile: MockProfile, body: &Value) -> Result<(), Issue> {
     let Some(request) = body.as_object() else {
         return Err(issue(
             "the request body must be a JSON object",
             String::new(),
         ));
     };
-    if profile == Profile::Openai
+    if profile == MockProfile::Openai
         && let Some(key) = request
             .keys()
             .find(|key| !OPENAI_PARAMETERS.contains(&key.as_str()))
@@ -285,7 +269,7 @@ fn validate(profile: Profile, body: &Value) -> Result<(), Issue> {
     }
     match request.get("model") {
         Some(Value::String(_)) => {}
-        None if matches!(profile, Profile::LlamaCpp | Profile::Vllm) => {}
+        None if matches!(profile, MockProfile::LlamaCpp | MockProfile::Vllm) => {}
         None => {
             return Err(issue("you must provide a model parameter", "model"));
         }
@@ -301,7 +285,7 @@ fn validate(profile: Profile, body: &Value) -> Result<(), Issue> {
     tool_choice(profile, request, &tool_names)?;
     let messages = match request.get("messages") {
         Some(Value::Array(messages)) => messages,
-        None => return Err(issue("Missing required parameter: 'messages'.", "messages")),
+        None => return Err(missing("messages")),
         Some(other) => {
             return Err(issue(
                 wrong_type(profile, "messages", "array", other),
@@ -309,11 +293,14 @@ fn validate(profile: Profile, body: &Value) -> Result<(), Issue> {
             ));
         }
     };
-    if messages.is_empty() && matches!(profile, Profile::Openai | Profile::Ollama) {
+    if messages.is_empty() && matches!(profile, MockProfile::Openai | MockProfile::Ollama) {
         return Err(issue(
             match profile {
-                Profile::Ollama => "[] is too short - 'messages'".to_owned(),
-                Profile::Openai | Profile::LlamaCpp | Profile::Vllm => {
+                MockProfile::Ollama => "[] is too short - 'messages'".to_owned(),
+                MockProfile::Openai
+                | MockProfile::LlamaCpp
+                | MockProfile::Vllm
+                | MockProfile::Lenient => {
                     "Invalid 'messages': empty array. Expected an array with minimum length 1, \
                      but got an empty array instead."
                         .to_owned()
@@ -325,14 +312,14 @@ fn validate(profile: Profile, body: &Value) -> Result<(), Issue> {
     for (index, message) in messages.iter().enumerate() {
         self::message(profile, index, message)?;
     }
-    if profile == Profile::Openai {
+    if profile == MockProfile::Openai {
         tool_answers(messages)?;
     }
     Ok(())
 }
 
 /// Sampling parameters and flags: the types every server's model declares.
-fn scalar_fields(profile: Profile, request: &Map<String, Value>) -> Result<(), Issue> {
+fn scalar_fields(profile: MockProfile, request: &Map<String, Value>) -> Result<(), Issue> {
     for (field, expected) in [
         ("temperature", "number"),
         ("top_p", "number"),
@@ -354,11 +341,11 @@ fn scalar_fields(profile: Profile, request: &Map<String, Value>) -> Result<(), I
         };
         // Every server takes an explicit null for these optional fields, except where
         // Go decodes into a non-pointer bool.
-        if !fits && !(value.is_null() && !(profile == Profile::Ollama && field == "stream")) {
+        if !fits && !(value.is_null() && !(profile == MockProfile::Ollama && field == "stream")) {
             return Err(issue(wrong_type(profile, field, expected, value), field));
         }
     }
-    if profile == Profile::Openai
+    if profile == MockProfile::Openai
         && let Some(temperature) = request.get("temperature").and_then(Value::as_f64)
         && !(0.0..=2.0).contains(&temperature)
     {
@@ -381,7 +368,7 @@ fn scalar_fields(profile: Profile, request: &Map<String, Value>) -> Result<(), I
 }
 
 /// Checks `tools` and returns the names of the functions offered.
-fn tools(profile: Profile, request: &Map<String, Value>) -> Result<Vec<String>, Issue> {
+fn tools(profile: MockProfile, request: &Map<String, Value>) -> Result<Vec<String>, Issue> {
     let tools = match request.get("tools") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(tools)) => tools,
@@ -389,7 +376,7 @@ fn tools(profile: Profile, request: &Map<String, Value>) -> Result<Vec<String>, 
             return Err(issue(wrong_type(profile, "tools", "array", other), "tools"));
         }
     };
-    if tools.is_empty() && profile == Profile::Openai {
+    if tools.is_empty() && profile == MockProfile::Openai {
         return Err(issue(
             "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an \
              empty array instead.",
@@ -399,7 +386,7 @@ fn tools(profile: Profile, request: &Map<String, Value>) -> Result<Vec<String>, 
     let mut names = Vec::new();
     for (index, tool) in tools.iter().enumerate() {
         let at = format!("tools.[{index}]");
-        if profile != Profile::Ollama
+        if profile != MockProfile::Ollama
             && tool.get("type").and_then(Value::as_str) != Some("function")
         {
             return Err(issue(
@@ -408,18 +395,12 @@ fn tools(profile: Profile, request: &Map<String, Value>) -> Result<Vec<String>, 
             ));
         }
         let Some(function) = tool.get("function").and_then(Value::as_object) else {
-            return Err(issue(
-                format!("Missing required parameter: '{at}.function'."),
-                format!("{at}.function"),
-            ));
+            return Err(missing(format!("{at}.function")));
         };
         let Some(name) = function.get("name").and_then(Value::as_str) else {
-            return Err(issue(
-                format!("Missing required parameter: '{at}.function.name'."),
-                format!("{at}.function.name"),
-            ));
+            return Err(missing(format!("{at}.function.name")));
         };
-        if profile == Profile::Openai
+        if profile == MockProfile::Openai
             && (name.is_empty()
                 || name.len() > 64
                 || !name
@@ -436,7 +417,7 @@ fn tools(profile: Profile, request: &Map<String, Value>) -> Result<Vec<String>, 
         }
         match function.get("parameters") {
             Some(Value::Object(_)) => {}
-            None if profile != Profile::LlamaCpp => {}
+            None if profile != MockProfile::LlamaCpp => {}
             None => {
                 return Err(issue(
                     wrong_type(
@@ -466,26 +447,21 @@ fn tools(profile: Profile, request: &Map<String, Value>) -> Result<Vec<String>, 
 }
 
 fn tool_choice(
-    profile: Profile,
+    profile: MockProfile,
     request: &Map<String, Value>,
     tool_names: &[String],
 ) -> Result<(), Issue> {
     let choice = match request.get("tool_choice") {
         None | Some(Value::Null) => return Ok(()),
         // Ollama's request struct has no tool_choice: Go's decoder ignores it.
-        Some(_) if profile == Profile::Ollama => return Ok(()),
+        Some(_) if profile == MockProfile::Ollama => return Ok(()),
         Some(choice) => choice,
     };
     let named = match choice {
         Value::String(mode) if ["none", "auto", "required"].contains(&mode.as_str()) => None,
         Value::Object(named) => match named.get("function").and_then(|f| f.get("name")) {
             Some(Value::String(name)) => Some(name.as_str()),
-            Some(_) | None => {
-                return Err(issue(
-                    "Missing required parameter: 'tool_choice.function.name'.",
-                    "tool_choice.function.name",
-                ));
-            }
+            Some(_) | None => return Err(missing("tool_choice.function.name")),
         },
         other @ (Value::Null
         | Value::Bool(_)
@@ -504,8 +480,11 @@ fn tool_choice(
     if tool_names.is_empty() && choice.as_str() != Some("none") {
         return Err(issue(
             match profile {
-                Profile::Vllm => "When using `tool_choice`, `tools` must be set.".to_owned(),
-                Profile::Openai | Profile::LlamaCpp | Profile::Ollama => {
+                MockProfile::Vllm => "When using `tool_choice`, `tools` must be set.".to_owned(),
+                MockProfile::Openai
+                | MockProfile::LlamaCpp
+                | MockProfile::Ollama
+                | MockProfile::Lenient => {
                     "Invalid value for 'tool_choice': 'tool_choice' is only allowed when \
                      'tools' are specified."
                         .to_owned()
@@ -519,8 +498,11 @@ fn tool_choice(
     {
         return Err(issue(
             match profile {
-                Profile::LlamaCpp => format!("Tool with name '{name}' not found in tools"),
-                Profile::Openai | Profile::Vllm | Profile::Ollama => format!(
+                MockProfile::LlamaCpp => format!("Tool with name '{name}' not found in tools"),
+                MockProfile::Openai
+                | MockProfile::Vllm
+                | MockProfile::Ollama
+                | MockProfile::Lenient => format!(
                     "The tool specified in `tool_choice` ({name}) does not match any of the \
                      specified `tools`"
                 ),
@@ -530,34 +512,20 @@ fn tool_choice(
     }
     // chatml-function-calling handles none, auto and a named tool; `required` reaches
     // `assert tool_choice == "auto"`, whose AssertionError has no message.
-    if profile == Profile::LlamaCpp && choice.as_str() == Some("required") {
+    if profile == MockProfile::LlamaCpp && choice.as_str() == Some("required") {
         return Err(issue(String::new(), "tool_choice"));
     }
     Ok(())
 }
 
-fn message(profile: Profile, index: usize, message: &Value) -> Result<(), Issue> {
+fn message(profile: MockProfile, index: usize, message: &Value) -> Result<(), Issue> {
     let at = format!("messages.[{index}]");
     let Some(message) = message.as_object() else {
         return Err(issue(wrong_type(profile, &at, "object", message), at));
     };
-    let role = match message.get("role") {
-        Some(Value::String(role)) => role.as_str(),
-        None => {
-            return Err(issue(
-                format!("Missing required parameter: '{at}.role'."),
-                format!("{at}.role"),
-            ));
-        }
-        Some(other) => {
-            return Err(issue(
-                wrong_type(profile, &format!("{at}.role"), "string", other),
-                format!("{at}.role"),
-            ));
-        }
-    };
+    let role = required_string(profile, format!("{at}.role"), message.get("role"))?;
     let known: &[&str] = match profile {
-        Profile::Openai => &[
+        MockProfile::Openai => &[
             "system",
             "developer",
             "user",
@@ -565,9 +533,9 @@ fn message(profile: Profile, index: usize, message: &Value) -> Result<(), Issue>
             "tool",
             "function",
         ],
-        Profile::LlamaCpp => &["system", "user", "assistant", "tool", "function"],
+        MockProfile::LlamaCpp => &["system", "user", "assistant", "tool", "function"],
         // vLLM accepts custom roles; Ollama passes the role to the model's template.
-        Profile::Vllm | Profile::Ollama => &[],
+        MockProfile::Vllm | MockProfile::Ollama | MockProfile::Lenient => &[],
     };
     if !known.is_empty() && !known.contains(&role) {
         return Err(issue(
@@ -603,28 +571,18 @@ fn message(profile: Profile, index: usize, message: &Value) -> Result<(), Issue>
     for (position, call) in tool_calls.into_iter().flatten().enumerate() {
         tool_call(profile, &format!("{at}.tool_calls.[{position}]"), call)?;
     }
-    if role == "tool" && profile != Profile::Ollama {
-        match message.get("tool_call_id") {
-            Some(Value::String(_)) => {}
-            None => {
-                return Err(issue(
-                    format!("Missing required parameter: '{at}.tool_call_id'."),
-                    format!("{at}.tool_call_id"),
-                ));
-            }
-            Some(other) => {
-                return Err(issue(
-                    wrong_type(profile, &format!("{at}.tool_call_id"), "string", other),
-                    format!("{at}.tool_call_id"),
-                ));
-            }
-        }
+    if role == "tool" && profile != MockProfile::Ollama {
+        required_string(
+            profile,
+            format!("{at}.tool_call_id"),
+            message.get("tool_call_id"),
+        )?;
     }
     Ok(())
 }
 
 fn content(
-    profile: Profile,
+    profile: MockProfile,
     at: &str,
     role: &str,
     content: Option<&Value>,
@@ -632,85 +590,70 @@ fn content(
 ) -> Result<(), Issue> {
     let param = format!("{at}.content");
     match (profile, role, content) {
-        (_, _, Some(Value::String(_))) => Ok(()),
+        (_, _, Some(Value::String(_))) | (MockProfile::Lenient, _, _) => Ok(()),
         // Content parts: every server takes them from users; OpenAI and vLLM from the
         // other roles too.
-        (Profile::LlamaCpp, "user", Some(Value::Array(_))) => Ok(()),
-        (Profile::Openai | Profile::Vllm | Profile::Ollama, _, Some(Value::Array(_))) => Ok(()),
+        (MockProfile::LlamaCpp, "user", Some(Value::Array(_))) => Ok(()),
+        (
+            MockProfile::Openai | MockProfile::Vllm | MockProfile::Ollama,
+            _,
+            Some(Value::Array(_)),
+        ) => Ok(()),
         // llama-cpp-python: `content: NotRequired[str]` for assistants, and the
         // chatml-function-calling template reads `message.content` under StrictUndefined.
-        (Profile::LlamaCpp, "assistant", None) => {
+        (MockProfile::LlamaCpp, "assistant", None) => {
             Err(issue("'dict object' has no attribute 'content'", param))
         }
-        (Profile::LlamaCpp, "assistant", Some(other)) => {
+        (MockProfile::LlamaCpp, "assistant", Some(other)) => {
             Err(issue(wrong_type(profile, &param, "string", other), param))
         }
-        (Profile::LlamaCpp, _, None | Some(Value::Null)) => Ok(()),
-        (Profile::Openai | Profile::Vllm, "assistant", None | Some(Value::Null))
-            if has_tool_calls || profile == Profile::Vllm =>
+        (MockProfile::LlamaCpp, _, None | Some(Value::Null)) => Ok(()),
+        (MockProfile::Openai | MockProfile::Vllm, "assistant", None | Some(Value::Null))
+            if has_tool_calls || profile == MockProfile::Vllm =>
         {
             Ok(())
         }
-        (Profile::Ollama, _, None | Some(Value::Null)) if has_tool_calls => Ok(()),
-        (Profile::Ollama, _, Some(Value::Null) | None) => {
+        (MockProfile::Ollama, _, None | Some(Value::Null)) if has_tool_calls => Ok(()),
+        (MockProfile::Ollama, _, Some(Value::Null) | None) => {
             Err(issue("invalid message content type: <nil>", param))
         }
-        (Profile::Ollama, _, Some(other)) => Err(issue(
+        (MockProfile::Ollama, _, Some(other)) => Err(issue(
             format!("invalid message content type: {}", kind(other)),
             param,
         )),
-        (Profile::Openai | Profile::Vllm, _, None) => Err(issue(
-            format!("Missing required parameter: '{param}'."),
-            param,
-        )),
+        (MockProfile::Openai | MockProfile::Vllm, _, None) => Err(missing(param)),
         (_, _, Some(other)) => Err(issue(wrong_type(profile, &param, "string", other), param)),
     }
 }
 
-fn tool_call(profile: Profile, at: &str, call: &Value) -> Result<(), Issue> {
+fn tool_call(profile: MockProfile, at: &str, call: &Value) -> Result<(), Issue> {
     let id = call.get("id");
-    if profile != Profile::Ollama && !id.is_some_and(Value::is_string) {
-        return Err(issue(
-            format!("Missing required parameter: '{at}.id'."),
-            format!("{at}.id"),
-        ));
+    if profile != MockProfile::Ollama && !id.is_some_and(Value::is_string) {
+        return Err(missing(format!("{at}.id")));
     }
-    if profile != Profile::Ollama && call.get("type").and_then(Value::as_str) != Some("function") {
-        return Err(issue(
-            format!("Missing required parameter: '{at}.type'."),
-            format!("{at}.type"),
-        ));
+    if profile != MockProfile::Ollama
+        && call.get("type").and_then(Value::as_str) != Some("function")
+    {
+        return Err(missing(format!("{at}.type")));
     }
     let function = call.get("function");
     if !function
         .and_then(|f| f.get("name"))
         .is_some_and(Value::is_string)
     {
-        return Err(issue(
-            format!("Missing required parameter: '{at}.function.name'."),
-            format!("{at}.function.name"),
-        ));
+        return Err(missing(format!("{at}.function.name")));
     }
     let arguments = function.and_then(|f| f.get("arguments"));
     match (profile, arguments) {
-        (Profile::Ollama, Some(Value::String(text))) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(_) | Value::Null) => Ok(()),
-            Ok(_) | Err(_) => Err(issue("invalid tool call arguments", at.to_owned())),
-        },
-        (_, Some(Value::String(_))) => Ok(()),
-        (_, None) => Err(issue(
-            format!("Missing required parameter: '{at}.function.arguments'."),
-            format!("{at}.function.arguments"),
-        )),
-        (_, Some(other)) => Err(issue(
-            wrong_type(
-                profile,
-                &format!("{at}.function.arguments"),
-                "string",
-                other,
-            ),
-            format!("{at}.function.arguments"),
-        )),
+        (MockProfile::Ollama, Some(Value::String(text))) => {
+            match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(_) | Value::Null) => Ok(()),
+                Ok(_) | Err(_) => Err(issue("invalid tool call arguments", at.to_owned())),
+            }
+        }
+        (_, arguments) => {
+            required_string(profile, format!("{at}.function.arguments"), arguments).map(|_| ())
+        }
     }
 }
 

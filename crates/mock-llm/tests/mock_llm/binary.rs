@@ -3,11 +3,21 @@
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
 
+use mock_llm::ReadScript as _;
 use serde_json::{Value, json};
 
-use crate::support::{chat_body, client};
+use crate::support::{chat_body, client, get_json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mock-llm");
+
+/// `mock-llm --script SCRIPT` run to its end (for scripts it refuses).
+fn serve(script: &std::path::Path) -> std::process::Output {
+    Command::new(BIN)
+        .arg("--script")
+        .arg(script)
+        .output()
+        .unwrap()
+}
 
 /// Kills the server if the test fails before stopping it, so no process outlives the test.
 struct Running(Option<Child>);
@@ -56,14 +66,7 @@ async fn prints_its_port_then_serves_and_records_until_sigterm() {
     assert_ne!(port, 0);
 
     let base = format!("http://127.0.0.1:{port}/v1");
-    let models: Value = client()
-        .get(format!("{base}/models"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let models = get_json(&format!("{base}/models")).await;
     assert_eq!(models["data"][0]["id"], "bin-model");
     let completion: Value = client()
         .post(format!("{base}/chat/completions"))
@@ -104,11 +107,7 @@ fn invalid_script_exits_2_naming_file_line_and_fix() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("bad.yaml");
     std::fs::write(&script, "steps:\n  - message:\n      contnt: hi\n").unwrap();
-    let output = Command::new(BIN)
-        .arg("--script")
-        .arg(&script)
-        .output()
-        .unwrap();
+    let output = serve(&script);
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&output.stdout), "");
     assert_eq!(
@@ -128,11 +127,7 @@ fn invalid_script_exits_2_naming_file_line_and_fix() {
 fn missing_script_file_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("absent.yaml");
-    let output = Command::new(BIN)
-        .arg("--script")
-        .arg(&script)
-        .output()
-        .unwrap();
+    let output = serve(&script);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use mock_llm::ReadScript as _;
+
 fn committed_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schemas/mock-script.schema.json")
 }

@@ -3,7 +3,8 @@
 use std::num::NonZeroU64;
 
 use mock_llm::{
-    DropConnectionStep, ErrorStep, MessageStep, Mode, Script, ScriptError, Step, ToolCall,
+    DropConnectionStep, ErrorStep, MessageStep, Mode, ReadScript as _, Script, ScriptError, Step,
+    ToolCall,
 };
 use serde_json::json;
 

@@ -3,10 +3,10 @@
 use std::io::{Read as _, Write as _};
 use std::time::Duration;
 
-use mock_llm::{MockServer, Script, ServerError, ServerOptions};
+use mock_llm::{MockServer, ReadScript as _, Script, ServerError, ServerOptions};
 use serde_json::{Value, json};
 
-use crate::support::{chat_body, client, content, post, post_json, start};
+use crate::support::{chat_body, client, content, get_json, post, post_json, start};
 
 #[tokio::test]
 async fn sequential_mode_answers_steps_in_arrival_order() {
@@ -419,14 +419,7 @@ async fn both_base_urls_serve_chat_completions() {
 #[tokio::test]
 async fn models_lists_the_script_models_or_mock_model() {
     let named = start("models: [gpt-a, gpt-b]\nsteps: []\n");
-    let listed: Value = client()
-        .get(format!("{}/models", named.base_url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = get_json(&format!("{}/models", named.base_url())).await;
     assert_eq!(
         listed,
         json!({"object": "list", "data": [
@@ -436,14 +429,7 @@ async fn models_lists_the_script_models_or_mock_model() {
     );
 
     let unnamed = start("steps: []\n");
-    let listed: Value = client()
-        .get(format!("http://127.0.0.1:{}/models", unnamed.port()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = get_json(&format!("http://127.0.0.1:{}/models", unnamed.port())).await;
     assert_eq!(listed["data"][0]["id"], "mock-model");
     assert!(
         unnamed.requests().is_empty(),

@@ -1,12 +1,12 @@
 //! `--strict PROFILE`: requests validated as each real server validates them, refused
 //! with its status and error body (issue 11).
 
-use mock_llm::{MockServer, Profile, Script, ServerOptions};
+use mock_llm::{MockProfile, MockServer, ReadScript as _, Script, ServerOptions, strict_profile};
 use serde_json::{Value, json};
 
 use crate::support::post_json;
 
-fn strict(profile: Profile, yaml: &str) -> MockServer {
+fn strict(profile: MockProfile, yaml: &str) -> MockServer {
     MockServer::start_with(
         Script::from_yaml_str(yaml).unwrap(),
         ServerOptions {
@@ -51,7 +51,7 @@ fn second_request(content: Option<Value>, tool_choice: bool) -> Value {
 
 #[tokio::test]
 async fn every_profile_accepts_what_the_engine_sends() {
-    for profile in Profile::ALL {
+    for profile in MockProfile::STRICT {
         let server = strict(profile, "steps:\n  - message: {content: ok}\n");
         let (status, body) = post_json(&server, &second_request(Some(json!("")), true)).await;
         assert_eq!(status, 200, "{profile}: {body}");
@@ -62,7 +62,10 @@ async fn every_profile_accepts_what_the_engine_sends() {
 // calls (its pydantic model says `content: NotRequired[str]`).
 #[tokio::test]
 async fn llama_cpp_refuses_null_content_beside_tool_calls_with_a_500() {
-    let server = strict(Profile::LlamaCpp, "steps:\n  - message: {content: ok}\n");
+    let server = strict(
+        MockProfile::LlamaCpp,
+        "steps:\n  - message: {content: ok}\n",
+    );
     let (status, body) = post_json(&server, &second_request(Some(Value::Null), true)).await;
     assert_eq!(status, 500);
     assert_eq!(body["error"]["type"], "internal_server_error");
@@ -81,7 +84,7 @@ async fn llama_cpp_refuses_null_content_beside_tool_calls_with_a_500() {
         (200, json!("ok"))
     );
     // OpenAI, vLLM and Ollama take null beside tool calls.
-    for profile in [Profile::Openai, Profile::Vllm, Profile::Ollama] {
+    for profile in [MockProfile::Openai, MockProfile::Vllm, MockProfile::Ollama] {
         let server = strict(profile, "steps:\n  - message: {content: ok}\n");
         let (status, body) = post_json(&server, &second_request(Some(Value::Null), true)).await;
         assert_eq!(status, 200, "{profile}: {body}");
@@ -100,7 +103,7 @@ async fn llama_cpp_returns_tool_calls_only_when_tool_choice_is_set() {
         }
         body
     };
-    let server = strict(Profile::LlamaCpp, ONE_TOOL_CALL);
+    let server = strict(MockProfile::LlamaCpp, ONE_TOOL_CALL);
     let (status, body) = post_json(&server, &first(false)).await;
     assert_eq!(status, 200);
     let choice = &body["choices"][0];
@@ -113,7 +116,7 @@ async fn llama_cpp_returns_tool_calls_only_when_tool_choice_is_set() {
             .contains("no tool_choice")
     );
 
-    let server = strict(Profile::LlamaCpp, ONE_TOOL_CALL);
+    let server = strict(MockProfile::LlamaCpp, ONE_TOOL_CALL);
     let (_, body) = post_json(&server, &first(true)).await;
     assert_eq!(
         body["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
@@ -121,7 +124,7 @@ async fn llama_cpp_returns_tool_calls_only_when_tool_choice_is_set() {
     );
     assert_eq!(body["choices"][0]["finish_reason"], "tool_calls");
     // Other servers default to auto.
-    let server = strict(Profile::Openai, ONE_TOOL_CALL);
+    let server = strict(MockProfile::Openai, ONE_TOOL_CALL);
     let (_, body) = post_json(&server, &first(false)).await;
     assert_eq!(
         body["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
@@ -131,7 +134,7 @@ async fn llama_cpp_returns_tool_calls_only_when_tool_choice_is_set() {
 
 #[tokio::test]
 async fn openai_refuses_unanswered_tool_calls_and_orphan_tool_messages() {
-    let server = strict(Profile::Openai, "steps:\n  - message: {content: ok}\n");
+    let server = strict(MockProfile::Openai, "steps:\n  - message: {content: ok}\n");
     let mut unanswered = second_request(Some(json!("")), true);
     unanswered["messages"].as_array_mut().unwrap().pop();
     unanswered["messages"]
@@ -158,7 +161,7 @@ async fn openai_refuses_unanswered_tool_calls_and_orphan_tool_messages() {
 
 #[tokio::test]
 async fn openai_refuses_unknown_parameters_and_bad_types() {
-    let server = strict(Profile::Openai, "steps:\n  - message: {content: ok}\n");
+    let server = strict(MockProfile::Openai, "steps:\n  - message: {content: ok}\n");
     let base = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
     for (field, value, message) in [
         (
@@ -203,7 +206,7 @@ async fn openai_refuses_unknown_parameters_and_bad_types() {
 
 #[tokio::test]
 async fn ollama_refuses_arguments_that_are_not_a_json_object() {
-    let server = strict(Profile::Ollama, "steps:\n  - message: {content: ok}\n");
+    let server = strict(MockProfile::Ollama, "steps:\n  - message: {content: ok}\n");
     let mut body = second_request(Some(json!("")), true);
     body["messages"][2]["tool_calls"][0]["function"]["arguments"] = json!("{\"dir\": ");
     let (status, answer) = post_json(&server, &body).await;
@@ -223,7 +226,7 @@ async fn ollama_refuses_arguments_that_are_not_a_json_object() {
 
 #[tokio::test]
 async fn vllm_refuses_tool_choice_without_tools_with_its_error_shape() {
-    let server = strict(Profile::Vllm, "steps:\n  - message: {content: ok}\n");
+    let server = strict(MockProfile::Vllm, "steps:\n  - message: {content: ok}\n");
     let body = json!({"messages": [{"role": "user", "content": "hi"}], "tool_choice": "required"});
     let (status, answer) = post_json(&server, &body).await;
     assert_eq!(status, 400);
@@ -236,10 +239,10 @@ async fn vllm_refuses_tool_choice_without_tools_with_its_error_shape() {
 
 #[test]
 fn profile_names_round_trip_and_unknown_names_list_the_choices() {
-    for profile in Profile::ALL {
-        assert_eq!(profile.name().parse::<Profile>().unwrap(), profile);
+    for profile in MockProfile::STRICT {
+        assert_eq!(strict_profile(profile.name()).unwrap(), profile);
     }
-    let err = "llamacpp".parse::<Profile>().unwrap_err();
+    let err = strict_profile("llamacpp").unwrap_err();
     assert_eq!(
         err.to_string(),
         "unknown strict profile `llamacpp`; use one of: openai, llama-cpp, vllm, ollama"

@@ -1,8 +1,8 @@
-//! Shared helpers: start a server from YAML, post chat requests.
+//! Shared helpers: start a server from YAML, post chat requests, get JSON.
 
 use std::time::Duration;
 
-use mock_llm::{MockServer, Script};
+use mock_llm::{MockServer, ReadScript as _, Script};
 use serde_json::{Value, json};
 
 pub fn start(yaml: &str) -> MockServer {
@@ -47,6 +47,12 @@ pub async fn post(server: &MockServer, body: &Value) -> reqwest::Response {
         .send()
         .await
         .unwrap()
+}
+
+/// The JSON body of a GET of `url`.
+pub async fn get_json(url: &str) -> Value {
+    let response = client().get(url).send().await.unwrap();
+    response.json().await.unwrap()
 }
 
 /// Posts and returns the status and the parsed JSON body.

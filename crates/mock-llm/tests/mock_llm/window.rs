@@ -1,7 +1,9 @@
 //! `context_window`: requests over the window get a server's context-length error, use
 //! up no step, and are recorded with `step: null`.
 
-use mock_llm::{ContextWindow, MockServer, OverflowShape, Script, ServerOptions, prompt_tokens};
+use mock_llm::{
+    ContextWindow, MockServer, OverflowShape, ReadScript as _, Script, ServerOptions, prompt_tokens,
+};
 use serde_json::{Value, json};
 
 use crate::support::post_json;

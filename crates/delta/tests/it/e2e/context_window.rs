@@ -2,7 +2,10 @@
 //! the server's window goes on with its oldest iterations left out, and a configured
 //! budget keeps every request within it from the start.
 
-use mock_llm::{ContextWindow, MockServer, OverflowShape, RecordedRequest, Script, ServerOptions};
+use mock_llm::{
+    ContextWindow, MockServer, OverflowShape, ReadScript as _, RecordedRequest, Script,
+    ServerOptions,
+};
 use rstest::rstest;
 use serde_json::Value;
 

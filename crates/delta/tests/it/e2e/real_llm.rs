@@ -6,7 +6,9 @@
 
 use std::path::Path;
 
-use mock_llm::{MockServer, Profile, Script, ServerOptions};
+use mock_llm::{
+    MockProfile, MockServer, ReadScript as _, Script, ServerOptions, StrictProfile as _,
+};
 use serde_json::{Value, json};
 
 use crate::support::harness::{ROOT, Test};
@@ -85,18 +87,18 @@ fn every_request_the_real_server_accepted_passes_the_strict_llama_cpp_profile() 
     assert!(exchange.len() >= 2, "the fixture holds a tool-calling run");
     for (index, pair) in exchange.iter().enumerate() {
         assert_eq!(
-            Profile::LlamaCpp.check(&pair["request"]),
+            MockProfile::LlamaCpp.check(&pair["request"]),
             Ok(()),
             "request {index}"
         );
-        assert!(Profile::LlamaCpp.offers_tools(&pair["request"]));
+        assert!(MockProfile::LlamaCpp.offers_tools(&pair["request"]));
     }
     // The same request with `null` content beside the tool calls is what the real
     // server refused with HTTP 500 before the fix.
     let mut old = exchange[1]["request"].clone();
     old["messages"][2]["content"] = Value::Null;
     assert_eq!(
-        Profile::LlamaCpp.check(&old).map_err(|r| r.status),
+        MockProfile::LlamaCpp.check(&old).map_err(|r| r.status),
         Err(500)
     );
 }
@@ -108,7 +110,7 @@ fn the_recorded_real_exchange_replays_against_the_strict_llama_cpp_profile() {
     let mock = MockServer::start_with(
         script(exchange),
         ServerOptions {
-            strict: Some(Profile::LlamaCpp),
+            strict: Some(MockProfile::LlamaCpp),
             ..ServerOptions::default()
         },
     )

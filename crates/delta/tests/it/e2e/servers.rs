@@ -1,7 +1,7 @@
 //! Runs against mock-llm's strict profiles: every request the engine sends is one that
 //! OpenAI, llama-cpp-python, vLLM and Ollama accept (issue 11).
 
-use mock_llm::{MockServer, Profile};
+use mock_llm::{MockProfile, MockServer};
 
 use crate::support::harness::Test;
 use crate::support::run::{
@@ -21,7 +21,7 @@ const ONE_TOOL_SCRIPT: &str = "steps:\n  - message:\n      tool_calls: [{name: s
 
 #[test]
 fn hello_world_completes_a_tool_calling_run_against_every_strict_profile() {
-    for profile in Profile::ALL {
+    for profile in MockProfile::STRICT {
         let mock = strict_mock(HELLO_SCRIPT, profile);
         let run = delta(hello_world(Test::new()), &mock)
             .args(["run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK])
@@ -44,7 +44,7 @@ fn hello_world_completes_a_tool_calling_run_against_every_strict_profile() {
 // tool and the run "completed" without doing anything.
 #[test]
 fn an_agent_without_tool_choice_calls_its_tool_on_every_strict_profile() {
-    for profile in Profile::ALL {
+    for profile in MockProfile::STRICT {
         let mock = strict_mock(ONE_TOOL_SCRIPT, profile);
         let run = run_agent(ONE_TOOL_AGENT, &mock, "say hello").run().code(0);
         assert!(run.stdout().contains("said it"), "{}", run.stdout());
@@ -70,7 +70,7 @@ fn an_agent_without_tool_choice_calls_its_tool_on_every_strict_profile() {
 #[test]
 fn a_silent_tool_call_is_sent_back_with_string_content_and_llama_cpp_accepts_it() {
     let agent = ONE_TOOL_AGENT.replace("  model: m\n", "  model: m\n  tool_choice: auto\n");
-    let mock = strict_mock(ONE_TOOL_SCRIPT, Profile::LlamaCpp);
+    let mock = strict_mock(ONE_TOOL_SCRIPT, MockProfile::LlamaCpp);
     let run = run_agent(&agent, &mock, "say hello").run().code(0);
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "COMPLETED");
@@ -95,7 +95,7 @@ fn missing_or_malformed_usage_keeps_the_completion_and_marks_usage_incomplete() 
   - malformed:
       body: {choices: [{index: 0, finish_reason: stop, message: {role: assistant, content: done}}]}
 "#;
-    let mock = strict_mock(script, Profile::Openai);
+    let mock = strict_mock(script, MockProfile::Openai);
     let run = run_agent(ONE_TOOL_AGENT, &mock, "say hi").run().code(0);
     assert!(run.stdout().contains("done"), "{}", run.stdout());
     let files = only_run(&run.path().join("ws"));
@@ -120,7 +120,7 @@ fn missing_or_malformed_usage_keeps_the_completion_and_marks_usage_incomplete() 
 fn a_final_answer_cut_by_the_token_limit_is_continued_and_a_second_cut_interrupts() {
     let agent = ONE_TOOL_AGENT.replace("  model: m\n", "  model: m\n  max_tokens: 16\n");
     let once = "steps:\n  - message: {content: 'The answer is', finish_reason: length}\n  - message: {content: 'The answer is 42.'}\n";
-    let mock = strict_mock(once, Profile::Openai);
+    let mock = strict_mock(once, MockProfile::Openai);
     let run = run_agent(&agent, &mock, "answer").run().code(0);
     assert!(
         run.stdout().contains("The answer is 42."),
@@ -150,7 +150,7 @@ fn a_final_answer_cut_by_the_token_limit_is_continued_and_a_second_cut_interrupt
     );
 
     let twice = "steps:\n  - message: {content: 'The answer', finish_reason: length, repeat: 2}\n";
-    let mock = strict_mock(twice, Profile::Openai);
+    let mock = strict_mock(twice, MockProfile::Openai);
     let run = run_agent(&agent, &mock, "answer").run().code(1);
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "INTERRUPTED");
@@ -173,7 +173,7 @@ fn a_final_answer_cut_by_the_token_limit_is_continued_and_a_second_cut_interrupt
 #[test]
 fn tool_arguments_cut_by_the_token_limit_get_an_observation_saying_so() {
     let script = "steps:\n  - message:\n      tool_calls: [{name: say, arguments: '{\"word\": \"hel'}]\n      finish_reason: length\n  - message: {content: done}\n";
-    let mock = strict_mock(script, Profile::Openai);
+    let mock = strict_mock(script, MockProfile::Openai);
     let run = run_agent(ONE_TOOL_AGENT, &mock, "say hello").run().code(0);
     let files = only_run(&run.path().join("ws"));
     assert_consistent(&files, "COMPLETED");
@@ -200,7 +200,7 @@ fn reasoning_fields_are_kept_in_the_thought_and_shown_with_verbose() {
         let script = format!(
             "steps:\n  - malformed:\n      body: {{choices: [{{index: 0, finish_reason: stop, message: {{role: assistant, content: '42', {field}: 'six times seven'}}}}], usage: {{prompt_tokens: 3, completion_tokens: 1, total_tokens: 4}}}}\n"
         );
-        let mock = strict_mock(&script, Profile::Ollama);
+        let mock = strict_mock(&script, MockProfile::Ollama);
         let mut test = run_agent(ONE_TOOL_AGENT, &mock, "answer");
         if verbose {
             test = test.arg("-v");
@@ -231,7 +231,7 @@ fn reasoning_fields_are_kept_in_the_thought_and_shown_with_verbose() {
 }
 
 /// The `llm:` examples of docs/model-servers.md, each marked `<!-- tested: PROFILE -->`.
-fn documented_examples() -> Vec<(Profile, String)> {
+fn documented_examples() -> Vec<(MockProfile, String)> {
     let path = std::path::Path::new(crate::support::harness::ROOT).join("docs/model-servers.md");
     let text = std::fs::read_to_string(path).unwrap();
     let mut examples = Vec::new();
@@ -319,7 +319,7 @@ fn streamed_and_plain_runs_of_the_same_script_journal_the_same() {
             );
             test = test.file("agent/agent.yaml", &agent);
         }
-        let mock = strict_mock(HELLO_SCRIPT, Profile::Openai);
+        let mock = strict_mock(HELLO_SCRIPT, MockProfile::Openai);
         let run = delta(test, &mock)
             .args(["run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK])
             .run()
@@ -370,7 +370,7 @@ fn streamed_text_is_shown_while_the_answer_is_still_arriving() {
         "steps:\n  - message:\n      content: {TEXT:?}\n      stream_hold_until: {:?}\n",
         gate.display().to_string()
     );
-    let mock = strict_mock(&script, Profile::Openai);
+    let mock = strict_mock(&script, MockProfile::Openai);
     let agent = ONE_TOOL_AGENT.replace("  model: m\n", "  model: m\n  stream: true\n");
     let test = delta(test.agent("agent", &agent), &mock)
         .args(["run", "--agent", "agent", "-w", "ws", "-m", "talk"]);

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mock_llm::{MockServer, Profile, ServerOptions};
+use mock_llm::{MockProfile, MockServer, ServerOptions};
 use serde_json::Value;
 
 use crate::e2e::real_llm;
@@ -415,7 +415,7 @@ fn record(recording: &Recording) -> Run {
             let mock = MockServer::start_with(
                 real_llm::script(exchange),
                 ServerOptions {
-                    strict: Some(Profile::LlamaCpp),
+                    strict: Some(MockProfile::LlamaCpp),
                     ..ServerOptions::default()
                 },
             )

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use mock_llm::{MockServer, Script};
+use mock_llm::{MockServer, ReadScript as _, Script};
 use serde_json::Value;
 
 use crate::support::harness::Test;

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mock_llm::{MockServer, Profile, Script, ServerOptions};
+use mock_llm::{MockProfile, MockServer, ReadScript as _, Script, ServerOptions};
 use serde_json::Value;
 
 use super::harness::{ROOT, Test};
@@ -22,11 +22,11 @@ pub const HELLO_TASK: &str = "Create hello.txt with a greeting";
 /// Starts the scripted model, as strict as the OpenAI API about what it accepts (issue
 /// 11: a lenient mock let requests through that real servers refuse).
 pub fn mock(script: &str) -> MockServer {
-    strict_mock(script, Profile::Openai)
+    strict_mock(script, MockProfile::Openai)
 }
 
 /// Starts the scripted model validating requests as `profile`'s server does.
-pub fn strict_mock(script: &str, profile: Profile) -> MockServer {
+pub fn strict_mock(script: &str, profile: MockProfile) -> MockServer {
     let options = ServerOptions {
         strict: Some(profile),
         ..ServerOptions::default()
