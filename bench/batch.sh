@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tasks=${1:-1000}
-cargo build --release --locked -p delta-engine --bin delta >&2
+cargo build --release --locked -p delta --bin delta >&2
 cargo build --release --locked -p mock-llm --bin mock-llm >&2
 bin=$PWD/target/release
 work=$(mktemp -d)

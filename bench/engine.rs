@@ -25,7 +25,8 @@ use delta_engine::journal::{
 use delta_engine::llm::{ClientSettings, Credentials, LlmClient};
 use delta_engine::process::OutputPolicy;
 use delta_engine::run::{RunId, read_metadata};
-use mock_llm::{MockServer, Script};
+use delta_engine::secrets::Redactor;
+use mock_llm::{MockServer, ReadScript as _, Script};
 
 const ITERATIONS: u32 = 100;
 const REPEATS: usize = 5;
@@ -159,7 +160,7 @@ fn loop_overhead() {
 /// A journal of `events` lines shaped like a real run: RUN_START, then cycles of
 /// THOUGHT + ACTION_REQUEST + ACTION_RESULT with a few hundred bytes each.
 fn write_journal(path: &Path, events: usize) {
-    let journal = Journal::open_with(path, FsyncPolicy::OnSync).unwrap();
+    let journal = Journal::open_with(path, FsyncPolicy::OnSync, Redactor::default()).unwrap();
     journal
         .append(EventPayload::RunStart(RunStart {
             run_id: RunId::parse("bench").unwrap(),

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 calls=${2:-20}
-cargo build --release --locked -p delta-engine -p mock-llm --bin delta --bin mock-llm >/dev/null 2>&1
+cargo build --release --locked -p delta -p mock-llm --bin delta --bin mock-llm >/dev/null 2>&1
 js="$PWD/tests/mcp-server/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 [ -f "$js" ] || { echo "run npm ci in tests/mcp-server first" >&2; exit 1; }
 tmp=$(mktemp -d)

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 iterations=${1:-200}
-cargo build --quiet --release --locked -p delta-engine --bin delta >&2
+cargo build --quiet --release --locked -p delta --bin delta >&2
 cargo build --quiet --release --locked -p mock-llm --bin mock-llm >&2
 target_dir="$(cargo metadata --quiet --format-version 1 --no-deps \
   | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"

@@ -28,7 +28,7 @@ if [[ -z "${DELTA_BIN:-}" || -z "${MOCK_LLM_BIN:-}" ]]; then
   echo "==> building delta and mock-llm (cargo build; the first build takes a few minutes)" >&2
   # The binaries live in two packages (delta-engine, mock-llm): `--bin mock-llm` alone
   # only looks in the root package, so every package's binaries are asked for.
-  # tests/it/e2e/demo.rs checks these arguments against cargo's target selection.
+  # crates/delta/tests/it/e2e/demo.rs checks these arguments against cargo's target selection.
   # Not --quiet: cargo's progress shows that the build is moving.
   cargo build --manifest-path "$root/Cargo.toml" --workspace --bins >&2
   # Wherever cargo puts them: CARGO_TARGET_DIR or build.target-dir may move target/.

@@ -1,0 +1,225 @@
+//! `delta batch`: an experiment of many runs of an agent, one per task of a JSON Lines
+//! file, on this machine or as a Slurm array job. No daemon and no database: the batch
+//! directory on disk is the state, so re-running the same command continues the batch,
+//! and `delta batch status` reads it from anywhere the directory is visible.
+
+mod dir;
+mod local;
+mod runner;
+mod slurm;
+mod tasks;
+
+use std::path::PathBuf;
+
+pub use dir::{BatchDir, Manifest, Submission, Summary, TaskResult, summarize};
+pub use local::{BatchObserver, LocalOutcome, Progress, run_local};
+pub use runner::{Next, TaskRunner};
+pub use slurm::{JobState, SlurmOptions, job_states, run_worker, submit};
+pub use tasks::{Task, TaskFileError, load_tasks};
+
+/// What `delta batch run` was asked.
+#[derive(Debug, Clone)]
+pub struct BatchSpec {
+    /// The task file.
+    pub tasks_file: PathBuf,
+    /// The agent directory.
+    pub agent: PathBuf,
+    /// The batch directory.
+    pub out: PathBuf,
+    /// FAILED tasks (transient LLM errors) continued again, per task.
+    pub retries: u32,
+    /// No task starts once the batch's estimated cost reaches this.
+    pub max_cost_usd: Option<f64>,
+}
+
+/// Why a batch cannot run or be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// The task file has problems (exit 126).
+    #[error(transparent)]
+    Tasks(#[from] TaskFileError),
+    /// The agent's configuration is unusable (exit 126).
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The batch directory holds another batch (a different task file or agent).
+    #[error(
+        "{} holds a batch of another task file or agent ({what} differs)",
+        dir.display()
+    )]
+    Mismatch {
+        /// The batch directory.
+        dir: PathBuf,
+        /// What differs.
+        what: &'static str,
+    },
+    /// A file of the batch cannot be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file of the batch is not what the engine wrote.
+    #[error("{} is damaged: {problem}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A child `delta` (or `sbatch`) could not be started.
+    #[error("cannot start {}: {source}", program.display())]
+    Spawn {
+        /// The program.
+        program: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A task's child ended without leaving a run.
+    #[error("task {id} left no run in {} (see .delta-batch.log there)", workspace.display())]
+    NoRun {
+        /// The task.
+        id: String,
+        /// Its workspace.
+        workspace: PathBuf,
+    },
+    /// `sbatch` refused the job.
+    #[error("sbatch refused the job: {0}")]
+    Sbatch(String),
+    /// `delta batch worker` was given an index no submission has.
+    #[error("no task at index {index} of submission {submission} in batch.json")]
+    NoSuchIndex {
+        /// The array index.
+        index: usize,
+        /// The submission.
+        submission: usize,
+    },
+}
+
+impl BatchError {
+    /// How to fix it, when the message does not say.
+    #[must_use]
+    pub fn help(&self) -> Option<String> {
+        match self {
+            BatchError::Tasks(_) => Some(
+                "fix the lines above; nothing was created or run (format: docs/batch.md)"
+                    .to_owned(),
+            ),
+            BatchError::Mismatch { .. } => Some(
+                "give another --out for a new batch, or re-run with the task file and agent \
+                 it was started with"
+                    .to_owned(),
+            ),
+            BatchError::Sbatch(_) => {
+                Some("check the --slurm-arg values and that sbatch works here".to_owned())
+            }
+            BatchError::Config(_)
+            | BatchError::Io { .. }
+            | BatchError::Corrupt { .. }
+            | BatchError::Spawn { .. }
+            | BatchError::NoRun { .. }
+            | BatchError::NoSuchIndex { .. } => None,
+        }
+    }
+}
+
+/// Checks a batch before anything runs and opens its directory: the task file (every
+/// problem by line), the agent's configuration, and, for an existing batch directory,
+/// that it holds this batch. Creates the directory and `batch.json` for a new batch.
+///
+/// # Errors
+/// [`BatchError`]; for bad inputs nothing has been created.
+pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest), BatchError> {
+    let tasks = load_tasks(&spec.tasks_file)?;
+    let cwd = std::env::current_dir().map_err(|source| BatchError::Io {
+        path: PathBuf::from("."),
+        source,
+    })?;
+    let agent = crate::config::load_agent(&spec.agent, &cwd)?.home;
+    for task in &tasks {
+        if let Some(other) = &task.agent {
+            crate::config::load_agent(other, &cwd)?;
+        }
+    }
+    let bytes = std::fs::read(&spec.tasks_file).map_err(|source| BatchError::Io {
+        path: spec.tasks_file.clone(),
+        source,
+    })?;
+    let manifest = Manifest {
+        tasks_file: std::path::absolute(&spec.tasks_file).unwrap_or(spec.tasks_file.clone()),
+        tasks_sha256: sha256_hex(&bytes),
+        agent,
+        retries: spec.retries,
+        max_cost_usd: spec.max_cost_usd,
+        tasks,
+        slurm: Vec::new(),
+    };
+    let root = std::path::absolute(&spec.out).unwrap_or(spec.out.clone());
+    let dir = BatchDir::new(root.clone());
+    if dir.manifest_path().exists() {
+        let mut existing = dir.read_manifest()?;
+        if existing.tasks_sha256 != manifest.tasks_sha256 {
+            return Err(BatchError::Mismatch {
+                dir: root,
+                what: "the task file",
+            });
+        }
+        if existing.agent != manifest.agent {
+            return Err(BatchError::Mismatch {
+                dir: root,
+                what: "the agent",
+            });
+        }
+        existing.retries = spec.retries;
+        existing.max_cost_usd = spec.max_cost_usd;
+        dir.write_manifest(&existing)?;
+        return Ok((dir, existing));
+    }
+    std::fs::create_dir_all(root.join("runs")).map_err(|source| BatchError::Io {
+        path: root.clone(),
+        source,
+    })?;
+    dir.write_manifest(&manifest)?;
+    Ok((dir, manifest))
+}
+
+/// The tasks still to do: every task but those COMPLETED and recorded. A COMPLETED run
+/// without its line in `results.jsonl` (its driver died after the run ended) is recorded
+/// now, without running it again.
+///
+/// # Errors
+/// When a result cannot be recorded.
+pub fn pending(dir: &BatchDir, manifest: &Manifest) -> Result<Vec<Task>, BatchError> {
+    let results = dir.results();
+    let mut todo = Vec::new();
+    for task in &manifest.tasks {
+        let recorded = results.get(&task.id);
+        match dir.run_metadata(&task.id) {
+            Some(metadata)
+                if dir::is_completed(&metadata) || runner::stopped_by_budget(&metadata) =>
+            {
+                if recorded.is_none_or(|r| r.status != metadata.status.to_string()) {
+                    dir.append_result(&TaskResult::from_metadata(&metadata, None))?;
+                }
+            }
+            // Recorded as failed for good: retried only while retries are allowed.
+            Some(metadata)
+                if recorded.is_some()
+                    && metadata.status == crate::run::RunStatus::Failed
+                    && manifest.retries == 0 => {}
+            Some(_) | None => todo.push(task.clone()),
+        }
+    }
+    Ok(todo)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    ring::digest::digest(&ring::digest::SHA256, bytes)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

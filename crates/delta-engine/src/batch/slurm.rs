@@ -1,0 +1,192 @@
+//! The Slurm executor: the pending tasks become one array job. Each array task runs
+//! `delta batch worker BATCH_DIR --index I --submission S`, which drives its task exactly
+//! as the local executor does. Nothing runs as root and nothing is installed on the nodes:
+//! the `delta` binary must be on a path every node sees, as the batch directory must be.
+
+use std::path::Path;
+use std::process::Command;
+
+use super::dir::{BatchDir, Manifest, Submission};
+use super::runner::TaskRunner;
+use super::{BatchError, pending};
+
+/// What `--executor slurm` was given.
+#[derive(Debug, Clone, Default)]
+pub struct SlurmOptions {
+    /// `--slurm-arg` values, written as `#SBATCH` lines (e.g. `--partition=debug`).
+    pub args: Vec<String>,
+    /// `--array-parallelism`: at most this many array tasks at once (`%M`).
+    pub parallelism: Option<u32>,
+}
+
+/// Writes `slurm/batch.sbatch` for the pending tasks and submits it with `sbatch`.
+/// Returns the submission (job id, tasks by array index), recorded in `batch.json`; `None`
+/// when nothing is pending.
+///
+/// # Errors
+/// When the script cannot be written or sbatch refuses it.
+pub fn submit(
+    dir: &BatchDir,
+    manifest: &mut Manifest,
+    delta: &Path,
+    options: &SlurmOptions,
+) -> Result<Option<Submission>, BatchError> {
+    let todo = pending(dir, manifest)?;
+    if todo.is_empty() {
+        dir.write_summary(manifest)?;
+        return Ok(None);
+    }
+    let number = manifest.slurm.len();
+    let slurm_dir = dir.slurm_dir();
+    std::fs::create_dir_all(&slurm_dir).map_err(|source| BatchError::Io {
+        path: slurm_dir.clone(),
+        source,
+    })?;
+    let script_path = slurm_dir.join("batch.sbatch");
+    let script = script(dir, delta, todo.len(), number, options);
+    std::fs::write(&script_path, script).map_err(|source| BatchError::Io {
+        path: script_path.clone(),
+        source,
+    })?;
+    let output = Command::new("sbatch")
+        .arg("--parsable")
+        .arg(&script_path)
+        .current_dir(dir.root())
+        .output()
+        .map_err(|source| BatchError::Spawn {
+            program: "sbatch".into(),
+            source,
+        })?;
+    if !output.status.success() {
+        return Err(BatchError::Sbatch(
+            String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        ));
+    }
+    // `--parsable` prints `jobid` or `jobid;cluster`.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let job_id = stdout
+        .trim()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let submission = Submission {
+        job_id,
+        tasks: todo.into_iter().map(|t| t.id).collect(),
+        submitted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    };
+    manifest.slurm.push(submission.clone());
+    dir.write_manifest(manifest)?;
+    Ok(Some(submission))
+}
+
+/// The array job's script.
+fn script(
+    dir: &BatchDir,
+    delta: &Path,
+    tasks: usize,
+    submission: usize,
+    options: &SlurmOptions,
+) -> String {
+    let last = tasks.saturating_sub(1);
+    let array = match options.parallelism {
+        Some(m) => format!("0-{last}%{m}"),
+        None => format!("0-{last}"),
+    };
+    let mut text = format!(
+        "#!/bin/sh\n\
+         # Written by `delta batch run --executor slurm`: one array task per pending task.\n\
+         #SBATCH --job-name=delta-batch\n\
+         #SBATCH --array={array}\n\
+         #SBATCH --output={out}/%A_%a.out\n\
+         #SBATCH --ntasks=1\n",
+        out = dir.slurm_dir().display()
+    );
+    for arg in &options.args {
+        text.push_str(&format!("#SBATCH {arg}\n"));
+    }
+    text.push_str(&format!(
+        "exec {delta} batch worker {batch} --index \"$SLURM_ARRAY_TASK_ID\" --submission {submission}\n",
+        delta = shell_quote(&delta.display().to_string()),
+        batch = shell_quote(&dir.root().display().to_string()),
+    ));
+    text
+}
+
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// `delta batch worker`: drives the task at `index` of `submission` (default: the last)
+/// and records it, as the local executor would.
+///
+/// # Errors
+/// An unknown index, or the errors of driving the task.
+pub fn run_worker(
+    dir: &BatchDir,
+    delta: &Path,
+    index: usize,
+    submission: Option<usize>,
+) -> Result<super::TaskResult, BatchError> {
+    let manifest = dir.read_manifest()?;
+    let number = submission.unwrap_or(manifest.slurm.len().saturating_sub(1));
+    let id = manifest
+        .slurm
+        .get(number)
+        .and_then(|s| s.tasks.get(index))
+        .ok_or(BatchError::NoSuchIndex {
+            index,
+            submission: number,
+        })?;
+    let task = manifest
+        .tasks
+        .iter()
+        .find(|t| &t.id == id)
+        .ok_or(BatchError::NoSuchIndex {
+            index,
+            submission: number,
+        })?;
+    let runner = TaskRunner::new(delta, dir, &manifest);
+    let runtime = TaskRunner::runtime(&mut tokio::runtime::Builder::new_current_thread(), dir)?;
+    let result = runtime.block_on(runner.drive(task, manifest.retries, |_| {}))?;
+    dir.write_summary(&manifest)?;
+    Ok(result)
+}
+
+/// A Slurm job's array tasks by state, as `squeue` shows them (empty when the job is no
+/// longer queued or running, or squeue is not here).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct JobState {
+    /// The job id.
+    pub job_id: String,
+    /// `PENDING`, `RUNNING`, … with their counts; empty when squeue knows the job no more.
+    pub states: std::collections::BTreeMap<String, usize>,
+    /// Whether squeue could be asked.
+    pub squeue: bool,
+}
+
+/// The state of `job_id`'s array tasks from `squeue`.
+#[must_use]
+pub fn job_states(job_id: &str) -> JobState {
+    let output = Command::new("squeue")
+        .args(["-h", "-r", "-j", job_id, "-o", "%T"])
+        .output();
+    let mut states = std::collections::BTreeMap::new();
+    let squeue = match output {
+        Ok(output) => {
+            for line in String::from_utf8_lossy(&output.stdout).lines() {
+                let state = line.trim();
+                if !state.is_empty() {
+                    *states.entry(state.to_owned()).or_insert(0) += 1;
+                }
+            }
+            true
+        }
+        Err(_) => false,
+    };
+    JobState {
+        job_id: job_id.to_owned(),
+        states,
+        squeue,
+    }
+}

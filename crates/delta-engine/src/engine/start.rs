@@ -1,0 +1,224 @@
+//! The one way an [`ActiveRun`] comes to be: a new run created in its workspace, or a run
+//! taken over by [`crate::resume::take_over`] for `delta continue`. Either way the run is
+//! locked, RUNNING under this process and journaled up to now, and [`ActiveRun::drive`]
+//! goes on from its journal.
+
+use std::path::Path;
+
+use std::time::Duration;
+
+use super::limits::{Clock, Limits};
+use super::{ActiveRun, EngineError, EngineLog};
+use crate::config::Agent;
+use crate::hooks::HookRunner;
+use crate::journal::{EventPayload, FsyncPolicy, Journal, RunStart};
+use crate::process::OutputPolicy;
+use crate::resume::{Entry, ResumeReport, Resumed};
+use crate::run::{
+    Metadata, MetadataInit, ProcessIdentity, ReplayRef, RunId, RunLock, RunPaths, RunStateError,
+    Timestamp, create_run, reclaim_abandoned, write_metadata,
+};
+
+/// What a new run starts from.
+#[derive(Debug, Clone)]
+pub struct NewRun<'a> {
+    /// The workspace (absolute): tools' working directory, home of `.delta/`.
+    pub workspace: &'a Path,
+    /// `W001`… when the workspace is one of the agent's numbered workspaces.
+    pub workspace_id: Option<String>,
+    /// The run's id (validated; unique in the workspace or [`ActiveRun::begin`] fails).
+    pub run_id: RunId,
+    /// The task (`-m`).
+    pub task: &'a str,
+    /// The iteration budget of this process.
+    pub max_iterations: u32,
+    /// When the journal is fsynced (`DELTA_FSYNC`, validated by the caller up front).
+    pub fsync: FsyncPolicy,
+    /// The recorded run whose answers this run replays (`delta replay`).
+    pub replay_of: Option<ReplayRef>,
+}
+
+/// Where an [`ActiveRun`] comes from.
+#[derive(Debug)]
+pub enum Origin<'a> {
+    /// A run to create.
+    New(NewRun<'a>),
+    /// A run this process has taken over (`delta continue`).
+    Continued(Box<Resumed>),
+}
+
+impl ActiveRun {
+    /// The run of `origin`, driven with `agent` (as configured now) and `output` (what
+    /// happens to the output of every tool, generator and hook of the run: the limit, and
+    /// the redactor of the run's API key, which also cleans `engine.log`).
+    ///
+    /// A new run is created with one atomic `mkdir` of `.delta/{run_id}` (the uniqueness
+    /// check, so an existing id fails here before anything else is touched), the lock,
+    /// RUNNING metadata with this process's identity, and RUN_START with the task. A
+    /// continued run brings its lock, journal writer (at its next seq) and RUNNING metadata
+    /// from the takeover, which is recorded in `engine.log`; its iteration budget is the
+    /// metadata's fresh `max_iterations`.
+    ///
+    /// # Errors
+    /// For a new run: [`crate::run::RunStateError::RunExists`] (inside
+    /// [`EngineError::RunState`]) when the id is taken; I/O errors.
+    pub fn begin(
+        origin: Origin<'_>,
+        agent: &Agent,
+        output: OutputPolicy,
+    ) -> Result<ActiveRun, EngineError> {
+        let mut answered = None;
+        let mut pending_calls = Vec::new();
+        let (paths, lock, journal, metadata) = match origin {
+            Origin::New(new) => create(&new, agent, &output)?,
+            Origin::Continued(resumed) => {
+                let resumed = *resumed;
+                let log = EngineLog::open(&resumed.paths.engine_log(), output.redactor.clone());
+                let Resumed {
+                    paths,
+                    lock,
+                    journal,
+                    metadata,
+                    report,
+                } = resumed;
+                log_takeover(log, &report, &metadata);
+                answered = report.repairs.answered.and_then(|request| {
+                    let result = report.repairs.events.iter().find_map(|event| {
+                        event
+                            .as_action_result()
+                            .filter(|result| result.action_id == request.action_id)
+                    })?;
+                    Some((request, result.clone()))
+                });
+                pending_calls = report.repairs.to_run;
+                (paths, lock, journal, metadata)
+            }
+        };
+        let active_before = metadata.budget.map_or(Duration::ZERO, |b| {
+            Duration::from_secs_f64(b.duration_s.used)
+        });
+        Ok(ActiveRun {
+            hooks: HookRunner::new(agent.hooks.clone(), &paths, output.clone()),
+            paths,
+            _lock: lock,
+            journal,
+            metadata,
+            human: None,
+            output,
+            mcp: None,
+            answered,
+            pending_calls,
+            clock: Clock::starting_at(active_before),
+            limits: Limits::default(),
+            repairs: 0,
+        })
+    }
+}
+
+/// The parts of a newly created run.
+fn create(
+    new: &NewRun<'_>,
+    agent: &Agent,
+    output: &OutputPolicy,
+) -> Result<(RunPaths, RunLock, Journal, Metadata), EngineError> {
+    let (paths, lock) = match create_run(new.workspace, &new.run_id) {
+        Ok(paths) => {
+            let lock = RunLock::try_acquire(&paths.lock())?;
+            (paths, lock)
+        }
+        // A creation killed before anything was recorded leaves only the id behind: the
+        // id is free again (issue 12 item 2).
+        Err(error @ RunStateError::RunExists { .. }) => {
+            match reclaim_abandoned(new.workspace, &new.run_id)? {
+                Some(reclaimed) => reclaimed,
+                None => return Err(error.into()),
+            }
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let mut metadata = Metadata::new(
+        MetadataInit {
+            run_id: new.run_id.clone(),
+            agent_name: agent.name.clone(),
+            agent_home: agent.home.clone(),
+            work_dir: new.workspace.to_path_buf(),
+            workspace_id: new.workspace_id.clone(),
+            task: new.task.to_owned(),
+            max_iterations: new.max_iterations,
+        },
+        &ProcessIdentity::current(),
+        Timestamp::now(),
+    );
+    metadata.replay_of.clone_from(&new.replay_of);
+    write_metadata(&paths.metadata(), &metadata, &output.redactor)?;
+    let journal = Journal::open_with(&paths.journal(), new.fsync, output.redactor.clone())?;
+    journal.append(EventPayload::RunStart(RunStart {
+        run_id: new.run_id.clone(),
+        task: new.task.to_owned(),
+        agent_ref: agent.home.display().to_string(),
+    }))?;
+    journal.sync()?;
+    let mut log = EngineLog::open(&paths.engine_log(), output.redactor.clone());
+    log.info(&format!(
+        "run {} started: agent '{}' ({}), workspace {}, model {}, max_iterations {}, pid {}",
+        new.run_id.as_str(),
+        agent.name,
+        agent.home.display(),
+        new.workspace.display(),
+        agent.llm.model,
+        new.max_iterations,
+        metadata.pid
+    ));
+    Ok((paths, lock, journal, metadata))
+}
+
+/// Records in `engine.log` what the takeover of a continued run did.
+fn log_takeover(mut log: EngineLog, report: &ResumeReport, metadata: &Metadata) {
+    if let Some(janitor) = &report.janitor {
+        log.warn(&janitor.to_string());
+    }
+    if report.run_start_restored {
+        log.warn("the journal was empty; RUN_START was journaled from metadata.json's task");
+    }
+    if let Some(tail) = &report.torn_tail {
+        log.warn(&format!(
+            "journal line {} was torn ({} bytes) and was cut off; it began: {}",
+            tail.line, tail.len, tail.preview
+        ));
+    }
+    for action_id in &report.repairs.interrupted_actions {
+        log.warn(&format!(
+            "action {action_id} was in progress when the run stopped; answered with ERROR, \
+             not run again"
+        ));
+    }
+    for call_id in &report.repairs.not_run_calls {
+        log.warn(&format!(
+            "tool call {call_id} never started before the run stopped; answered with ERROR"
+        ));
+    }
+    for action_id in &report.repairs.recovered_answers {
+        log.info(&format!(
+            "action {action_id}: the journaled answer was delivered"
+        ));
+    }
+    let entry = match &report.entry {
+        Entry::Resume => "no new message".to_owned(),
+        Entry::Finished => "nothing left to do (its end was journaled)".to_owned(),
+        Entry::UserMessage(_) => "a new user message".to_owned(),
+        Entry::Answer { source, .. } if report.answer_as_user_message => {
+            format!(
+                "an answer from {source}, journaled as a user message (no question was pending)"
+            )
+        }
+        Entry::Answer { source, .. } => format!("the answer to ask_human from {source}"),
+    };
+    log.info(&format!(
+        "run {} continued from {} with {entry}: pid {}, host {}, max_iterations {}",
+        metadata.run_id,
+        report.previous_status,
+        metadata.pid,
+        metadata.hostname,
+        metadata.max_iterations
+    ));
+}

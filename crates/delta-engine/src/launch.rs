@@ -1,0 +1,553 @@
+//! One way to start a run and drive it to its end, for every command that runs agents:
+//! `delta run`, `delta continue` (and `delta fork`, which continues the fork it made),
+//! `delta replay`; `delta batch` runs each task as a child `delta run`.
+//!
+//! [`Launch::prepare`] does everything that can refuse before anything is created: it
+//! loads the agent, chooses the workspace (asking the caller's [`Frontend`] the reuse
+//! question), resolves the credentials once, reads the LLM and output settings from the
+//! environment and, for a continued run, checks that the run can be taken over. Then
+//! [`Launch::drive`] installs the signal handlers, creates the run (or takes it over),
+//! drives it with the caller's [`Observer`] and returns the [`Finished`] run, its result
+//! read back from the `metadata.json` on disk. The library never prints: warnings, the
+//! question and the takeover report go through the [`Frontend`], every step through the
+//! [`Observer`]. Its errors, with their help lines, are in `error.rs`; the workspace
+//! choice is [`crate::workspace::Choice`].
+
+mod error;
+mod question;
+mod settings;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use error::LaunchError;
+pub use question::ask_reuse;
+pub use settings::{
+    BACKOFF_MS_ENV, MAX_ATTEMPTS_ENV, OUTPUT_LIMIT_MB_ENV, TIMEOUT_MS_ENV, client_settings,
+    env_var, output_limit,
+};
+
+pub use crate::workspace::{MAX_QUESTIONS, Reuse};
+
+use crate::answer::OutputSchema;
+use crate::budget::{Budget, Spent};
+use crate::config::{self, Agent};
+use crate::engine::{
+    self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, Limits, NewRun, Observer, Origin, Shutdown,
+};
+use crate::journal::FsyncPolicy;
+use crate::llm::{ChatModel, LlmClient, resolve_credentials};
+use crate::output::RunResult;
+use crate::process::OutputPolicy;
+use crate::resume::{self, ContinueOptions, Entry, ResumeReport};
+use crate::run::{ReplayRef, RunId, RunPaths, RunStateError};
+use crate::secrets::Redactor;
+use crate::workspace::{Choice, check_workspace_path, ensure_workspace, numbered_id};
+
+/// How many generated ids are tried before a collision is reported.
+const GENERATED_ID_ATTEMPTS: u32 = 5;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    /// A new run, or an existing one to continue.
+    pub start: Start,
+    /// The iteration budget of this process [default: agent.yaml's, else
+    /// [`DEFAULT_MAX_ITERATIONS`]].
+    pub max_iterations: Option<u32>,
+    /// Money, tokens and time over the run's life; each limit given here wins over
+    /// agent.yaml's, which wins over what a continued run recorded.
+    pub budget: Budget,
+    /// A JSON Schema file the final answer must satisfy (wins over agent.yaml's).
+    pub output_schema: Option<PathBuf>,
+    /// `Some(false)`: never offer `ask_human` (wins over agent.yaml's `ask_human`).
+    pub ask_human: Option<bool>,
+}
+
+/// Which run a [`LaunchSpec`] drives.
+#[derive(Debug, Clone)]
+pub enum Start {
+    /// A new run of an agent.
+    New {
+        /// The agent directory (or its agent.yaml / config.yaml), relative to `cwd`.
+        agent: PathBuf,
+        /// The directory relative paths start from, and `${CWD}` of the first load.
+        cwd: PathBuf,
+        /// The task: the run's first user message.
+        task: String,
+        /// The workspace (created when missing); `None`: one of the agent's numbered
+        /// workspaces, the last used one when the [`Frontend`] says so.
+        workspace: Option<PathBuf>,
+        /// The client's run id; `None`: a generated one.
+        run_id: Option<RunId>,
+    },
+    /// An existing run, continued from its journal with the agent as configured now.
+    Continue {
+        /// The workspace that holds the run (absolute).
+        workspace: PathBuf,
+        /// The run.
+        run_id: RunId,
+        /// An instruction, or the answer to the run's question.
+        message: Option<String>,
+        /// Take over a RUNNING run recorded on another host.
+        force: bool,
+    },
+    /// A new run whose LLM answers come from a recording instead of the configured
+    /// endpoint (`delta replay`): no credentials are resolved and nothing is sent anywhere.
+    Replay(Box<ReplayStart>),
+}
+
+/// A new run of [`Start::Replay`].
+#[derive(Debug, Clone)]
+pub struct ReplayStart {
+    /// The agent directory (absolute).
+    pub agent: PathBuf,
+    /// The workspace (absolute; created when missing).
+    pub workspace: PathBuf,
+    /// The run's id.
+    pub run_id: RunId,
+    /// The task: the run's first user message.
+    pub task: String,
+    /// What answers the requests.
+    pub model: Arc<dyn ChatModel>,
+    /// The recorded run played back, for the new run's metadata.
+    pub replay_of: ReplayRef,
+}
+
+/// What a launch needs from the one who started it, since the library neither prints nor
+/// reads a terminal.
+pub trait Frontend {
+    /// A warning about the agent's configuration, before anything is created.
+    fn warning(&mut self, message: &str);
+
+    /// Whether to run in `previous`, the agent's workspace used last, or in a new one.
+    /// Answer [`Reuse::New`] when nobody can be asked; [`ask_reuse`] asks on a terminal.
+    ///
+    /// # Errors
+    /// When the question cannot be answered; nothing has been created.
+    fn reuse_workspace(&mut self, previous: &str) -> Result<Reuse, LaunchError>;
+
+    /// A continued run was taken over: what the takeover did that the user should know.
+    fn took_over(&mut self, report: &ResumeReport);
+}
+
+/// A run ready to be driven: everything checked, nothing of the run created yet (a new
+/// run's workspace aside).
+#[derive(Debug)]
+pub struct Launch {
+    limits: Limits,
+    agent: Agent,
+    llm: Arc<dyn ChatModel>,
+    output: OutputPolicy,
+    fsync: FsyncPolicy,
+    max_iterations: u32,
+    pending: Pending,
+}
+
+/// The run [`Launch::drive`] creates or takes over.
+#[derive(Debug)]
+enum Pending {
+    New {
+        workspace: PathBuf,
+        workspace_id: Option<String>,
+        run_id: Option<RunId>,
+        task: String,
+        replay_of: Option<ReplayRef>,
+    },
+    Continue {
+        workspace: PathBuf,
+        run_id: RunId,
+        message: Option<String>,
+        force: bool,
+    },
+}
+
+/// A run driven to its end.
+#[derive(Debug)]
+pub struct Finished {
+    /// The run's files.
+    pub paths: RunPaths,
+    /// Its RunResult, read back from the `metadata.json` on disk.
+    pub result: RunResult,
+}
+
+impl Launch {
+    /// Checks everything the run of `spec` needs, in the order a user fixes them.
+    ///
+    /// A new run: the agent (its warnings to `frontend`), the `-w` path, the workspace
+    /// choice (the reuse question, nothing created yet), the credentials (once, with the
+    /// chosen workspace's `.env`), the LLM and output settings, `DELTA_FSYNC`; then the
+    /// workspace is created and the agent reloaded with `${CWD}` = the workspace.
+    ///
+    /// A continued run: the run and its metadata, `DELTA_FSYNC`, what its state needs
+    /// (host, live owner, `-m`), the agent reloaded from the run's `agent_home` (so an
+    /// edited agent takes effect), the credentials and settings.
+    ///
+    /// # Errors
+    /// Every [`LaunchError`] but those of driving; nothing of the run exists yet.
+    pub fn prepare(spec: LaunchSpec, frontend: &mut dyn Frontend) -> Result<Self, LaunchError> {
+        let asked = spec.limits();
+        match spec.start {
+            Start::New {
+                agent,
+                cwd,
+                task,
+                workspace,
+                run_id,
+            } => prepare_new(
+                &agent,
+                &cwd,
+                task,
+                workspace.as_deref(),
+                run_id,
+                (spec.max_iterations, &asked),
+                frontend,
+            ),
+            Start::Continue {
+                workspace,
+                run_id,
+                message,
+                force,
+            } => prepare_continue(
+                workspace,
+                run_id,
+                message,
+                force,
+                (spec.max_iterations, &asked),
+                frontend,
+            ),
+            Start::Replay(replay) => {
+                prepare_replay(*replay, (spec.max_iterations, &asked), frontend)
+            }
+        }
+    }
+
+    /// The agent the run uses.
+    #[must_use]
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// Drives the run to its end: the signal handlers (SIGINT, SIGTERM) installed first,
+    /// so that no signal can leave the run RUNNING; the run created (a generated id that
+    /// happens to be taken is replaced, a client's is not) or taken over (its report to
+    /// `frontend`); `ask_human` answered by `human` when given, else the run pauses; every
+    /// step reported to `observer`.
+    ///
+    /// # Errors
+    /// When the run cannot be created, taken over or recorded, or its result read back.
+    pub fn drive(
+        self,
+        observer: &mut dyn Observer,
+        human: Option<Arc<dyn HumanInput>>,
+        frontend: &mut dyn Frontend,
+    ) -> Result<Finished, LaunchError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(LaunchError::Runtime)?;
+        let paths = runtime.block_on(async {
+            let shutdown = Shutdown::on_signals().map_err(LaunchError::Runtime)?;
+            let mut active = match self.begin(frontend)? {
+                Begun::Active(active) => active.with_limits(self.limits.clone()),
+                Begun::Finished(paths) => return Ok(paths),
+            };
+            if let Some(human) = human {
+                active = active.with_human(human);
+            }
+            let paths = active
+                .drive(&self.agent, self.llm.as_ref(), observer, shutdown)
+                .await?;
+            Ok::<_, LaunchError>(paths)
+        })?;
+        let result = RunResult::load(&paths)?;
+        Ok(Finished { paths, result })
+    }
+
+    /// The run as an [`ActiveRun`]: created, or taken over; or, taken over, already at
+    /// its end ([`Entry::Finished`]).
+    fn begin(&self, frontend: &mut dyn Frontend) -> Result<Begun, LaunchError> {
+        match &self.pending {
+            Pending::New {
+                workspace,
+                workspace_id,
+                run_id,
+                task,
+                replay_of,
+            } => {
+                let mut attempts = 0;
+                loop {
+                    let id = match run_id {
+                        Some(id) => id.clone(),
+                        None => RunId::generate(chrono::Utc::now()),
+                    };
+                    let new = NewRun {
+                        workspace,
+                        workspace_id: workspace_id.clone(),
+                        run_id: id,
+                        task,
+                        max_iterations: self.max_iterations,
+                        fsync: self.fsync,
+                        replay_of: replay_of.clone(),
+                    };
+                    attempts += 1;
+                    match ActiveRun::begin(Origin::New(new), &self.agent, self.output.clone()) {
+                        Err(engine::EngineError::RunState(RunStateError::RunExists { .. }))
+                            if run_id.is_none() && attempts < GENERATED_ID_ATTEMPTS => {}
+                        other => {
+                            return other
+                                .map(|active| Begun::Active(Box::new(active)))
+                                .map_err(LaunchError::from);
+                        }
+                    }
+                }
+            }
+            Pending::Continue {
+                workspace,
+                run_id,
+                message,
+                force,
+            } => {
+                let options = ContinueOptions {
+                    message: message.as_deref(),
+                    force: *force,
+                    max_iterations: self.max_iterations,
+                    fsync: self.fsync,
+                    redactor: self.output.redactor.clone(),
+                };
+                let resumed = resume::take_over(workspace, run_id, &options)?;
+                frontend.took_over(&resumed.report);
+                if resumed.report.entry == Entry::Finished {
+                    return Ok(Begun::Finished(resumed.paths));
+                }
+                Ok(Begun::Active(Box::new(ActiveRun::begin(
+                    Origin::Continued(Box::new(resumed)),
+                    &self.agent,
+                    self.output.clone(),
+                )?)))
+            }
+        }
+    }
+}
+
+/// What [`Launch::begin`] made of the run.
+enum Begun {
+    /// Ready to be driven.
+    Active(Box<ActiveRun>),
+    /// Nothing left to drive: its result is on disk.
+    Finished(RunPaths),
+}
+
+fn prepare_new(
+    agent_path: &Path,
+    cwd: &Path,
+    task: String,
+    work_dir: Option<&Path>,
+    run_id: Option<RunId>,
+    (max_iterations, asked): (Option<u32>, &AskedLimits),
+    frontend: &mut dyn Frontend,
+) -> Result<Launch, LaunchError> {
+    let agent = config::load_agent(agent_path, cwd)?;
+    for warning in &agent.warnings {
+        frontend.warning(warning);
+    }
+    // Before the credentials, which read `-w`'s .env: a file given as `-w` is reported
+    // as such, not as an unreadable `afile/.env`.
+    if let Some(dir) = work_dir {
+        check_workspace_path(dir)?;
+    }
+    let choice = Choice::decide(&agent.home, work_dir, |previous| {
+        frontend.reuse_workspace(previous)
+    })?;
+    // A missing key fails here, before anything is created.
+    let (llm, output) = connect(&choice.env_dir(&agent.home), &agent.home)?;
+    let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
+    // What the limits refuse (an unknown price, a bad schema) is refused before anything
+    // is created; they are decided again below from the agent as reloaded.
+    asked.decide(&agent, Budget::default())?;
+
+    let (workspace, workspace_id) = choice.create(&agent.home)?;
+    let agent = config::load_agent(agent_path, &workspace)?;
+    let max_iterations = budget(max_iterations, &agent);
+    let limits = asked.decide(&agent, Budget::default())?;
+    Ok(Launch {
+        limits,
+        agent,
+        llm,
+        output,
+        fsync,
+        max_iterations,
+        pending: Pending::New {
+            workspace,
+            workspace_id,
+            run_id,
+            task,
+            replay_of: None,
+        },
+    })
+}
+
+/// A new run answered by a recording: the agent as configured now, loaded with `${CWD}` =
+/// the workspace; no credentials (the redactor still knows the keys tools inherit).
+fn prepare_replay(
+    replay: ReplayStart,
+    (max_iterations, asked): (Option<u32>, &AskedLimits),
+    frontend: &mut dyn Frontend,
+) -> Result<Launch, LaunchError> {
+    let workspace = ensure_workspace(&replay.workspace)?.root().to_path_buf();
+    let agent = config::load_agent(&replay.agent, &workspace)?;
+    for warning in &agent.warnings {
+        frontend.warning(warning);
+    }
+    let output = OutputPolicy::new(output_limit(env_var)?, Redactor::inherited(env_var));
+    let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
+    let limits = asked.decide(&agent, Budget::default())?;
+    let workspace_id = numbered_id(&agent.home, &workspace);
+    Ok(Launch {
+        limits,
+        max_iterations: budget(max_iterations, &agent),
+        agent,
+        llm: replay.model,
+        output,
+        fsync,
+        pending: Pending::New {
+            workspace,
+            workspace_id,
+            run_id: Some(replay.run_id),
+            task: replay.task,
+            replay_of: Some(replay.replay_of),
+        },
+    })
+}
+
+fn prepare_continue(
+    workspace: PathBuf,
+    run_id: RunId,
+    message: Option<String>,
+    force: bool,
+    (max_iterations, asked): (Option<u32>, &AskedLimits),
+    frontend: &mut dyn Frontend,
+) -> Result<Launch, LaunchError> {
+    let (paths, recorded) = resume::inspect(&workspace, &run_id)?;
+    let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
+    let options = ContinueOptions {
+        message: message.as_deref(),
+        force,
+        max_iterations: DEFAULT_MAX_ITERATIONS,
+        fsync,
+        // The preflight only reads; the run's redactor is known once its credentials are.
+        redactor: Redactor::default(),
+    };
+    resume::preflight(&paths, &recorded, &options)?;
+
+    let agent = config::load_agent(&recorded.agent_home, &workspace)?;
+    for warning in &agent.warnings {
+        frontend.warning(warning);
+    }
+    let (llm, output) = connect(&workspace, &agent.home)?;
+    let max_iterations = budget(max_iterations, &agent);
+    let recorded_budget = recorded
+        .budget
+        .as_ref()
+        .map(Budget::recorded)
+        .unwrap_or_default();
+    let limits = asked.decide(&agent, recorded_budget)?;
+    if let Some(report) = &recorded.budget {
+        let spent = Spent {
+            cost_usd: recorded.usage.total_cost_usd,
+            tokens: recorded.usage.input_tokens + recorded.usage.output_tokens,
+            duration: std::time::Duration::from_secs_f64(report.duration_s.used),
+        };
+        if let Some(exceeded) = limits.budget.exceeded(spent) {
+            return Err(LaunchError::BudgetSpent { exceeded });
+        }
+    }
+    Ok(Launch {
+        limits,
+        agent,
+        llm,
+        output,
+        fsync,
+        max_iterations,
+        pending: Pending::Continue {
+            workspace,
+            run_id,
+            message,
+            force,
+        },
+    })
+}
+
+/// The model a run talks to and what happens to the output of its processes: the
+/// credentials resolved once (`env_dir`'s `.env`, then the agent's, then the environment),
+/// the `DELTA_LLM_*` settings, and the output limit with the redactor of those credentials
+/// and the inherited key variables, which every writer of the run's files is handed.
+fn connect(
+    env_dir: &Path,
+    agent_home: &Path,
+) -> Result<(Arc<LlmClient>, OutputPolicy), LaunchError> {
+    let credentials = resolve_credentials(env_dir, agent_home, env_var)?;
+    let settings = client_settings(env_var)?;
+    let output = OutputPolicy::new(
+        output_limit(env_var)?,
+        Redactor::for_run(&credentials, env_var),
+    );
+    let llm = Arc::new(LlmClient::new(credentials, settings)?);
+    Ok((llm, output))
+}
+
+/// The limits a command asked for, before agent.yaml and the run's record fill the gaps.
+struct AskedLimits {
+    budget: Budget,
+    output_schema: Option<PathBuf>,
+    ask_human: Option<bool>,
+}
+
+impl LaunchSpec {
+    fn limits(&self) -> AskedLimits {
+        AskedLimits {
+            budget: self.budget,
+            output_schema: self.output_schema.clone(),
+            ask_human: self.ask_human,
+        }
+    }
+}
+
+impl AskedLimits {
+    /// The run's [`Limits`]: what was asked, else `agent`'s, else `recorded` (a continued
+    /// run's budget). A cost budget needs the model's price.
+    fn decide(&self, agent: &Agent, recorded: Budget) -> Result<Limits, LaunchError> {
+        let budget = self.budget.or(agent.budget).or(recorded);
+        if budget.max_cost_usd.is_some()
+            && crate::llm::cost_usd(&agent.llm.model, 0, 0, price(agent)).is_none()
+        {
+            return Err(LaunchError::UnknownPrice {
+                model: agent.llm.model.clone(),
+            });
+        }
+        let output_schema = match &self.output_schema {
+            Some(path) => Some(OutputSchema::load(path)?),
+            None => agent.output_schema.clone(),
+        };
+        Ok(Limits {
+            budget,
+            output_schema,
+            ask_human: self.ask_human.unwrap_or(agent.ask_human),
+        })
+    }
+}
+
+/// agent.yaml's `llm.pricing` as the price table's override.
+fn price(agent: &Agent) -> Option<(f64, f64)> {
+    agent
+        .llm
+        .pricing
+        .map(|p| (p.input_per_million, p.output_per_million))
+}
+
+/// `--max-iterations`, else agent.yaml's, else [`DEFAULT_MAX_ITERATIONS`].
+fn budget(asked: Option<u32>, agent: &Agent) -> u32 {
+    asked
+        .or(agent.max_iterations)
+        .unwrap_or(DEFAULT_MAX_ITERATIONS)
+}

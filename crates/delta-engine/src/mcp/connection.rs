@@ -1,0 +1,565 @@
+//! One live connection to an MCP server: for stdio, the child process (its own process
+//! group, stderr pumped into a redacted log) and the rmcp client over its pipes; for HTTP,
+//! the rmcp streamable-HTTP client with headers read from the environment. [`McpEnv`] is
+//! what a connection is opened with: where its files go and what it must not reveal.
+
+use std::collections::HashMap;
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+use nix::unistd::Pid;
+use rmcp::model::{CallToolRequestParams, ClientConfig, Implementation};
+use rmcp::service::{RoleClient, RunningService, serve_client};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Map, Value};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::process::{Child, ChildStderr, Command};
+
+use crate::config::{McpServer, McpTransport};
+use crate::secrets::Redactor;
+
+/// How long a stopped server may take to exit after its stdin closes before its process
+/// group is killed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+/// How much of a server's stderr is kept in memory for error messages.
+const STDERR_TAIL: usize = 2048;
+
+/// Where servers started for a run keep their files, and what they must not reveal.
+#[derive(Debug, Clone)]
+pub struct McpEnv {
+    /// The workspace: working directory of stdio servers without `cwd:`.
+    pub workspace: PathBuf,
+    /// `io/mcp/` of the run: `<name>/stderr.log` per stdio server. `None` discards
+    /// their stderr (`delta tool expand`).
+    pub io_dir: Option<PathBuf>,
+    /// Added to the environment of stdio servers (the run's ids).
+    pub env: Vec<(String, String)>,
+    /// Applied to everything a server writes to its stderr log.
+    pub redactor: Redactor,
+}
+
+/// A server that cannot be used at run start: the run fails before any LLM call.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("MCP server '{server}' ({}:{line}) {message}", file.display())]
+pub struct StartError {
+    /// The server's name.
+    pub server: String,
+    /// The file that defines it.
+    pub file: PathBuf,
+    /// The line of its definition.
+    pub line: u64,
+    /// What went wrong.
+    pub message: String,
+    /// How to fix it.
+    pub help: String,
+}
+
+impl StartError {
+    /// The same failure as a configuration error pointing at the server's definition.
+    pub fn to_config_error(&self) -> crate::config::ConfigError {
+        crate::config::ConfigError {
+            file: self.file.clone(),
+            line: Some(self.line),
+            column: None,
+            message: format!("MCP server '{}' {}", self.server, self.message),
+            help: Some(self.help.clone()),
+        }
+    }
+}
+
+/// A tool as the server lists it.
+#[derive(Debug)]
+pub(super) struct Listed {
+    pub(super) name: String,
+    pub(super) description: Option<String>,
+    pub(super) input_schema: Map<String, Value>,
+}
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+/// The live parts of a server.
+#[derive(Debug)]
+pub(super) struct Connection {
+    client: Client,
+    process: Option<Process>,
+    /// The transport failed during a call: the server is treated as gone.
+    lost: bool,
+}
+
+/// Why a call got no result.
+#[derive(Debug)]
+pub(super) enum CallError {
+    /// The server answered with a JSON-RPC error (unknown tool, invalid arguments…).
+    Refused(String),
+    /// The connection failed: the server crashed, exited or hung up.
+    Lost(String),
+}
+
+/// A stdio server's process: the leader of its own process group.
+#[derive(Debug)]
+struct Process {
+    child: Child,
+    pid: Pid,
+    /// The directory of its `process.json` (for a run), removed once it is stopped.
+    record: Option<PathBuf>,
+}
+
+impl Connection {
+    /// Starts (or connects to) the server and lists its tools, within its startup timeout.
+    pub(super) async fn open(
+        config: &McpServer,
+        env: &McpEnv,
+    ) -> Result<(Self, Vec<Listed>), StartError> {
+        let fail = |message: String, help: String| StartError {
+            server: config.name.clone(),
+            file: config.file.clone(),
+            line: config.line,
+            message,
+            help,
+        };
+        let timeout = config.startup_timeout;
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let (client, mut process) = match &config.transport {
+            McpTransport::Stdio {
+                argv,
+                env: vars,
+                cwd,
+            } => {
+                let mut process = spawn(config, argv, vars, cwd.as_deref(), env, &tail)
+                    .map_err(|(message, help)| fail(message, help))?;
+                let stdout = process.child.stdout.take();
+                let stdin = process.child.stdin.take();
+                let (Some(stdout), Some(stdin)) = (stdout, stdin) else {
+                    process.kill();
+                    return Err(fail(
+                        "could not be connected to".into(),
+                        "this is a bug: the server's pipes were not created".into(),
+                    ));
+                };
+                let served =
+                    tokio::time::timeout(timeout, serve_client(client_config(), (stdout, stdin)))
+                        .await;
+                match served {
+                    Ok(Ok(client)) => (client, Some(process)),
+                    Ok(Err(error)) => {
+                        let exit = process.finish().await;
+                        return Err(fail(
+                            format!(
+                                "did not complete the MCP handshake: {error} ({exit}){}",
+                                stderr_hint(&tail)
+                            ),
+                            stdio_help(config, env),
+                        ));
+                    }
+                    Err(_) => {
+                        let exit = process.finish().await;
+                        return Err(fail(
+                            format!(
+                                "did not complete the MCP handshake within {} ms ({exit}){}",
+                                timeout.as_millis(),
+                                stderr_hint(&tail)
+                            ),
+                            format!(
+                                "{}; or raise `startup_timeout_ms` for a slow server",
+                                stdio_help(config, env)
+                            ),
+                        ));
+                    }
+                }
+            }
+            McpTransport::Http {
+                url,
+                headers,
+                bearer_token_env,
+            } => {
+                let http = http_config(url, headers, bearer_token_env.as_deref())
+                    .map_err(|(message, help)| fail(message, help))?;
+                let transport = StreamableHttpClientTransport::from_config(http);
+                let help = || {
+                    format!(
+                        "check that the server answers at {url} and that `url` in {} is right",
+                        config.origin()
+                    )
+                };
+                match tokio::time::timeout(timeout, serve_client(client_config(), transport)).await
+                {
+                    Ok(Ok(client)) => (client, None),
+                    Ok(Err(error)) => {
+                        return Err(fail(format!("could not be reached: {error}"), help()));
+                    }
+                    Err(_) => {
+                        return Err(fail(
+                            format!("did not answer within {} ms", timeout.as_millis()),
+                            help(),
+                        ));
+                    }
+                }
+            }
+        };
+        let listed = match tokio::time::timeout(timeout, client.list_all_tools()).await {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(error)) => {
+                close_parts(client, process.take()).await;
+                return Err(fail(
+                    format!("did not list its tools: {error}"),
+                    "check the server's own logs; the engine needs `tools/list` to work".into(),
+                ));
+            }
+            Err(_) => {
+                close_parts(client, process.take()).await;
+                return Err(fail(
+                    format!("did not list its tools within {} ms", timeout.as_millis()),
+                    "raise `startup_timeout_ms`, or check the server".into(),
+                ));
+            }
+        };
+        let listed = listed
+            .into_iter()
+            .map(|tool| Listed {
+                name: tool.name.into_owned(),
+                description: tool.description.map(std::borrow::Cow::into_owned),
+                input_schema: (*tool.input_schema).clone(),
+            })
+            .collect();
+        Ok((
+            Self {
+                client,
+                process,
+                lost: false,
+            },
+            listed,
+        ))
+    }
+
+    /// Calls one tool; the result as JSON, as the server sent it.
+    pub(super) async fn call(
+        &mut self,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, CallError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments);
+        match self.client.call_tool(params).await {
+            Ok(result) => Ok(serde_json::to_value(&result).unwrap_or(Value::Null)),
+            Err(rmcp::ServiceError::McpError(error)) => Err(CallError::Refused(error.to_string())),
+            Err(error) => {
+                self.lost = true;
+                // A killed server closes its pipes before it becomes a zombie: give its
+                // exit a moment to be seen, for the observation.
+                if let Some(process) = &self.process {
+                    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+                    while !process.has_exited() && tokio::time::Instant::now() < deadline {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
+                Err(CallError::Lost(error.to_string()))
+            }
+        }
+    }
+
+    /// The protocol revision the server answered the handshake with.
+    pub(super) fn protocol(&self) -> Option<String> {
+        self.client
+            .peer_info()
+            .map(|info| info.protocol_version.as_str().to_owned())
+    }
+
+    /// Whether the server is gone: its process exited or its connection closed.
+    pub(super) fn is_down(&self) -> bool {
+        self.lost
+            || self.client.is_closed()
+            || self.process.as_ref().is_some_and(Process::has_exited)
+    }
+
+    /// How a dead stdio server ended, for observations.
+    /// `detail` is the transport's error, said when the server did not exit.
+    pub(super) fn exit_text(&self, detail: &str) -> String {
+        match &self.process {
+            Some(process) if process.has_exited() => process.exit_text(),
+            Some(_) | None => format!("its connection was lost: {detail}"),
+        }
+    }
+
+    /// Closes the connection; a stdio server gets its stdin closed, [`STOP_GRACE`] to
+    /// exit, then its process group killed.
+    pub(super) async fn close(self) {
+        close_parts(self.client, self.process).await;
+    }
+
+    /// Kills a stdio server's process group at once (the engine is going away).
+    pub(super) fn kill_now(self) {
+        if let Some(mut process) = self.process {
+            process.kill();
+        }
+    }
+}
+
+async fn close_parts(client: Client, process: Option<Process>) {
+    // Cancelling the client drops the transport, which closes the server's stdin.
+    let _ = tokio::time::timeout(STOP_GRACE, client.cancel()).await;
+    if let Some(process) = process {
+        process.finish().await;
+    }
+}
+
+impl Process {
+    /// Whether the leader exited, without reaping it: while it is unreaped its pid (the
+    /// group id) cannot be reused, so the group can still be signalled safely.
+    fn has_exited(&self) -> bool {
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        match waitid(Id::Pid(self.pid), flags) {
+            Ok(WaitStatus::StillAlive) => false,
+            Ok(_) | Err(_) => true,
+        }
+    }
+
+    fn exit_text(&self) -> String {
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        match waitid(Id::Pid(self.pid), flags) {
+            Ok(WaitStatus::Exited(_, code)) => format!("exit code {code}"),
+            Ok(WaitStatus::Signaled(_, signal, _)) => format!("killed by {signal}"),
+            Ok(_) | Err(_) => "still running".into(),
+        }
+    }
+
+    fn kill(&mut self) {
+        // ESRCH (the group is already gone) is the outcome we want anyway.
+        let _ = killpg(self.pid, Signal::SIGKILL);
+        if let Some(dir) = &self.record {
+            super::orphans::forget(dir);
+        }
+    }
+
+    /// Waits up to [`STOP_GRACE`] for the leader to exit, kills what is left of the group,
+    /// reaps the leader; says how it ended.
+    async fn finish(mut self) -> String {
+        let deadline = tokio::time::Instant::now() + STOP_GRACE;
+        while !self.has_exited() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let text = self.exit_text();
+        self.kill();
+        match self.child.wait().await {
+            Ok(status) if text == "still running" => status
+                .code()
+                .map(|c| format!("exit code {c}"))
+                .or_else(|| status.signal().map(|s| format!("killed by signal {s}")))
+                .unwrap_or(text),
+            Ok(_) | Err(_) => text,
+        }
+    }
+}
+
+fn client_config() -> ClientConfig {
+    let mut info = ClientConfig::default();
+    info.client_info = Implementation::new("delta-engine", env!("CARGO_PKG_VERSION"));
+    info
+}
+
+/// Starts a stdio server in its own process group, stderr pumped into its log.
+fn spawn(
+    config: &McpServer,
+    argv: &[String],
+    vars: &[(String, String)],
+    cwd: Option<&Path>,
+    env: &McpEnv,
+    tail: &Arc<Mutex<Vec<u8>>>,
+) -> Result<Process, (String, String)> {
+    let (program, args) = argv.split_first().ok_or_else(|| {
+        (
+            "has an empty `command`".to_owned(),
+            "give the program and its arguments".to_owned(),
+        )
+    })?;
+    let server_dir = env.io_dir.as_ref().map(|dir| dir.join(&config.name));
+    let log = match &server_dir {
+        Some(dir) => {
+            let opened = std::fs::create_dir_all(dir).and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(dir.join("stderr.log"))
+            });
+            match opened {
+                Ok(file) => Some(tokio::fs::File::from_std(file)),
+                Err(error) => {
+                    return Err((
+                        format!("cannot write its stderr log in {}: {error}", dir.display()),
+                        "check that the workspace is writable".into(),
+                    ));
+                }
+            }
+        }
+        None => None,
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(cwd.unwrap_or(&env.workspace))
+        .envs(env.env.iter().map(|(k, v)| (k, v)))
+        .envs(vars.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command.spawn().map_err(|error| {
+        (
+            format!("cannot be started: cannot run '{program}': {error}"),
+            format!(
+                "check `command` of MCP server '{}' in {}: is '{program}' installed and on \
+                 PATH (or given by absolute path)?{}",
+                config.name,
+                config.origin(),
+                cwd.map(|c| format!(" Its `cwd` is {}.", c.display()))
+                    .unwrap_or_default()
+            ),
+        )
+    })?;
+    let pid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(Pid::from_raw);
+    let Some(pid) = pid else {
+        return Err((
+            "exited as soon as it started".into(),
+            format!("run `{}` by hand to see why", argv.join(" ")),
+        ));
+    };
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(pump_stderr(
+            stderr,
+            log,
+            env.redactor.clone(),
+            Arc::clone(tail),
+        ));
+    }
+    if let Some(dir) = &server_dir {
+        super::orphans::record(dir, pid.as_raw().unsigned_abs());
+    }
+    Ok(Process {
+        child,
+        pid,
+        record: server_dir,
+    })
+}
+
+/// Copies a server's stderr into its log (redacted) and keeps its tail for messages.
+async fn pump_stderr(
+    mut stderr: ChildStderr,
+    mut log: Option<tokio::fs::File>,
+    redactor: Redactor,
+    tail: Arc<Mutex<Vec<u8>>>,
+) {
+    let mut redact = redactor.stream();
+    let mut buffer = vec![0; 8192];
+    let mut out = Vec::new();
+    loop {
+        let read = match stderr.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(read) => read,
+        };
+        out.clear();
+        redact.push(&buffer[..read], &mut out);
+        keep_tail(&tail, &out);
+        if let Some(file) = &mut log
+            && file.write_all(&out).await.is_err()
+        {
+            log = None;
+        }
+    }
+    out.clear();
+    redact.finish(&mut out);
+    keep_tail(&tail, &out);
+    if let Some(file) = &mut log {
+        let _ = file.write_all(&out).await;
+        let _ = file.flush().await;
+    }
+}
+
+fn keep_tail(tail: &Mutex<Vec<u8>>, bytes: &[u8]) {
+    if let Ok(mut tail) = tail.lock() {
+        tail.extend_from_slice(bytes);
+        let excess = tail.len().saturating_sub(STDERR_TAIL);
+        tail.drain(..excess);
+    }
+}
+
+/// The end of what the server wrote on stderr, for a start failure's message.
+fn stderr_hint(tail: &Mutex<Vec<u8>>) -> String {
+    let text = tail
+        .lock()
+        .map(|tail| String::from_utf8_lossy(&tail).trim().to_owned())
+        .unwrap_or_default();
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr ends with: {text}")
+    }
+}
+
+fn stdio_help(config: &McpServer, env: &McpEnv) -> String {
+    let log = env
+        .io_dir
+        .as_ref()
+        .map(|dir| {
+            format!(
+                " (its stderr is in {})",
+                dir.join(&config.name).join("stderr.log").display()
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "check that `command` of MCP server '{}' in {} starts an MCP server speaking on \
+         stdin/stdout{log}",
+        config.name,
+        config.origin()
+    )
+}
+
+/// The streamable-HTTP transport, with the bearer token and headers read from the
+/// environment now (they are never stored in the configuration or written anywhere).
+fn http_config(
+    url: &str,
+    headers: &[(String, String)],
+    bearer_token_env: Option<&str>,
+) -> Result<StreamableHttpClientTransportConfig, (String, String)> {
+    crate::http::install_crypto_provider();
+    let variable = |name: &str, what: &str| {
+        std::env::var(name).map_err(|_| {
+            (
+                format!("needs the environment variable {name} ({what}), which is not set"),
+                format!("export {name} before the run"),
+            )
+        })
+    };
+    let mut custom = HashMap::new();
+    for (header, name) in headers {
+        let value = variable(name, &format!("header {header}"))?;
+        let parsed = (
+            http::HeaderName::from_bytes(header.as_bytes()),
+            http::HeaderValue::from_str(&value),
+        );
+        let (Ok(header_name), Ok(mut header_value)) = parsed else {
+            return Err((
+                format!(
+                    "cannot send header {header}: the value of {name} is not a valid header value"
+                ),
+                format!("set {name} to printable ASCII text"),
+            ));
+        };
+        header_value.set_sensitive(true);
+        custom.insert(header_name, header_value);
+    }
+    let mut config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(custom);
+    if let Some(name) = bearer_token_env {
+        config = config.auth_header(variable(name, "bearer_token_env")?);
+    }
+    Ok(config)
+}

@@ -1,0 +1,25 @@
+//! The tool system: raw definitions ([`ToolDef`]), their validation and expansion of the
+//! `exec:`/`shell:` sugar into the internal form ([`expand`] → [`ToolSpec`]), the OpenAI
+//! function schema, argv building from the model's arguments ([`ToolSpec::invocation`]),
+//! and the `delta tool expand` rendering. Tools run through [`crate::process`].
+
+mod def;
+mod error;
+mod expand;
+mod invoke;
+mod program;
+mod render;
+mod schema;
+mod shell;
+mod spec;
+mod template;
+mod vars;
+
+pub use def::{InjectAs, ParamDef, ToolDef};
+pub use error::{ArgumentError, ToolError};
+pub use expand::{ASK_HUMAN_TOOL, expand};
+pub use invoke::Invocation;
+pub use program::{MissingProgram, missing_programs};
+pub use render::render_expanded;
+pub use spec::{CommandPart, DEFAULT_TOOL_TIMEOUT, ParamSpec, TemplatePiece, ToolSpec};
+pub use vars::EngineVars;

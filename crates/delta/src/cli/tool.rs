@@ -1,0 +1,103 @@
+//! `delta tool`: inspect tool definitions. `delta tool expand` prints the internal form
+//! that `exec:`/`shell:` sugar compiles to (seed 003 §4, §6.1).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueHint};
+
+use super::error::CliError;
+use super::render;
+use delta_engine::mcp::{McpEnv, McpServers, render_servers};
+use delta_engine::output::Exit;
+use delta_engine::secrets::Redactor;
+use delta_engine::{config, tool};
+
+/// Arguments of `delta tool`.
+#[derive(Debug, Args)]
+#[command(after_help = render::examples(&[
+    ("Show how an agent's tools will be executed", "delta tool expand ./my-agent"),
+]))]
+pub struct ToolArgs {
+    #[command(subcommand)]
+    command: ToolCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ToolCommand {
+    /// Print an agent's tools expanded to the internal form the engine executes.
+    Expand(ExpandArgs),
+}
+
+/// Arguments of `delta tool expand`.
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Print an agent's tools expanded to the internal form the engine executes.\n\n\
+        Loads and validates the whole agent (imports, context.yaml, hooks.yaml) as a run \
+        would, then prints on stdout, as YAML, every tool (imported ones included, after \
+        overrides) as a command array plus parameters with their injection mode and \
+        position. A tool whose program is not on PATH is warned about on stderr. Configuration errors are reported on stderr and exit with code 126.",
+    after_help = render::examples(&[
+        ("An agent directory", "delta tool expand ./my-agent"),
+        ("Its agent.yaml (or a legacy config.yaml)", "delta tool expand my-agent/agent.yaml"),
+        ("Only the shell command of one tool (with yq)", "delta tool expand . | yq '.tools[] | select(.name == \"count_lines\") | .command'"),
+    ])
+)]
+struct ExpandArgs {
+    /// Agent directory, or its agent.yaml / config.yaml.
+    #[arg(value_name = "PATH", value_hint = ValueHint::AnyPath)]
+    path: PathBuf,
+}
+
+impl ToolArgs {
+    pub(super) fn run(self) -> Result<Exit, CliError> {
+        match self.command {
+            ToolCommand::Expand(args) => args.run(),
+        }
+    }
+}
+
+impl ExpandArgs {
+    fn run(self) -> Result<Exit, CliError> {
+        let cwd = std::env::current_dir().map_err(CliError::CurrentDir)?;
+        let agent = config::load_agent(&self.path, &cwd)?;
+        for warning in &agent.warnings {
+            render::warning(warning);
+        }
+        let path = std::env::var_os("PATH");
+        for missing in tool::missing_programs(&agent.tools, path.as_deref()) {
+            render::warning(&missing.to_string());
+        }
+        let mut text = tool::render_expanded(&agent.tools);
+        if !agent.mcp_servers.is_empty() {
+            text.push_str(&list_mcp_tools(&agent, &cwd)?);
+        }
+        render::stdout(&text)?;
+        Ok(Exit::Success)
+    }
+}
+
+/// Starts the agent's MCP servers (each within its `startup_timeout_ms`, stderr
+/// discarded), lists their tools as YAML, and stops them.
+fn list_mcp_tools(agent: &config::Agent, cwd: &std::path::Path) -> Result<String, CliError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    runtime.block_on(async {
+        let env = McpEnv {
+            workspace: cwd.to_path_buf(),
+            io_dir: None,
+            env: Vec::new(),
+            redactor: Redactor::default(),
+        };
+        let mut servers = McpServers::start(&agent.mcp_servers, env)
+            .await
+            .map_err(|error| CliError::Config(error.to_config_error()))?;
+        for warning in &servers.warnings {
+            render::warning(warning);
+        }
+        let text = render_servers(&servers);
+        servers.stop().await;
+        Ok(text)
+    })
+}
