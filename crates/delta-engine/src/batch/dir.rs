@@ -199,36 +199,19 @@ impl BatchDir {
         write_atomic(&self.manifest_path(), &bytes)
     }
 
-    /// Appends one line to `results.jsonl` with one `write(2)`, so concurrent workers
-    /// (array tasks on other nodes included) never interleave lines.
+    /// Appends one line to `results.jsonl` (see [`append_line`]).
     ///
     /// # Errors
     /// I/O errors.
     pub fn append_result(&self, result: &TaskResult) -> Result<(), BatchError> {
-        let path = self.results_path();
-        let mut line = serde_json::to_vec(result).map_err(|e| BatchError::Corrupt {
-            path: path.clone(),
-            problem: e.to_string(),
-        })?;
-        line.push(b'\n');
-        let io = |source| BatchError::Io {
-            path: path.clone(),
-            source,
-        };
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io)?;
-        file.write_all(&line).map_err(io)
+        append_line(&self.results_path(), result)
     }
 
     /// The latest result of each task, by id (a torn or foreign line is skipped).
     #[must_use]
     pub fn results(&self) -> BTreeMap<String, TaskResult> {
-        let text = std::fs::read_to_string(self.results_path()).unwrap_or_default();
-        text.lines()
-            .filter_map(|line| serde_json::from_str::<TaskResult>(line).ok())
+        read_lines::<TaskResult>(&self.results_path())
+            .into_iter()
             .map(|result| (result.id.clone(), result))
             .collect()
     }
@@ -252,6 +235,39 @@ impl BatchDir {
         write_atomic(&self.root.join("summary.json"), &bytes)?;
         Ok(summary)
     }
+}
+
+/// Appends `value` as one JSON line to `path` with one `write(2)`, so concurrent writers
+/// (array tasks on other nodes included) never interleave lines.
+///
+/// # Errors
+/// I/O errors.
+pub fn append_line<T: Serialize>(path: &Path, value: &T) -> Result<(), BatchError> {
+    let mut line = serde_json::to_vec(value).map_err(|e| BatchError::Corrupt {
+        path: path.to_path_buf(),
+        problem: e.to_string(),
+    })?;
+    line.push(b'\n');
+    let io = |source| BatchError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(io)?;
+    file.write_all(&line).map_err(io)
+}
+
+/// The lines of the JSON Lines file at `path` that parse as `T`, in order (a torn or
+/// foreign line is skipped; a missing file has none).
+#[must_use]
+pub fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<T>(line).ok())
+        .collect()
 }
 
 /// Whether a run in `status` is done for the batch: COMPLETED, or ended in a way a
@@ -294,7 +310,7 @@ pub fn summarize(manifest: &Manifest, results: &BTreeMap<String, TaskResult>) ->
 }
 
 /// The nearest-rank percentile of sorted `values` (0 when empty).
-fn percentile(values: &[u64], p: usize) -> u64 {
+pub(crate) fn percentile(values: &[u64], p: usize) -> u64 {
     if values.is_empty() {
         return 0;
     }
@@ -302,7 +318,7 @@ fn percentile(values: &[u64], p: usize) -> u64 {
     values[rank - 1]
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BatchError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BatchError> {
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
     let io = |source| BatchError::Io {
         path: path.to_path_buf(),

@@ -11,10 +11,14 @@ mod tasks;
 
 use std::path::PathBuf;
 
-pub use dir::{BatchDir, Manifest, Submission, Summary, TaskResult, summarize};
-pub use local::{BatchObserver, LocalOutcome, Progress, run_local};
+pub use dir::{
+    BatchDir, Manifest, Submission, Summary, TaskResult, append_line, read_lines, summarize,
+};
+pub use local::{
+    BatchObserver, Drive, LocalOutcome, Progress, drive_pool, pool_runtime, run_local,
+};
 pub use runner::{Next, TaskRunner};
-pub use slurm::{JobState, SlurmOptions, job_states, run_worker, submit};
+pub use slurm::{ArrayJob, JobState, SlurmOptions, job_states, run_worker, submit, submit_array};
 pub use tasks::{Task, TaskFileError, load_tasks};
 
 /// What `delta batch run` was asked.

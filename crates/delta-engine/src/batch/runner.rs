@@ -59,13 +59,13 @@ impl TaskRunner {
     /// The tokio runtime `builder` makes, for either executor to drive tasks on.
     pub(super) fn runtime(
         builder: &mut tokio::runtime::Builder,
-        dir: &BatchDir,
+        root: &Path,
     ) -> Result<tokio::runtime::Runtime, BatchError> {
         builder
             .enable_all()
             .build()
             .map_err(|source| BatchError::Io {
-                path: dir.root().to_path_buf(),
+                path: root.to_path_buf(),
                 source,
             })
     }
