@@ -14,6 +14,7 @@ use std::path::PathBuf;
 pub use dir::{
     BatchDir, Manifest, Submission, Summary, TaskResult, append_line, read_lines, summarize,
 };
+pub(crate) use dir::{percentile, write_atomic};
 pub use local::{
     BatchObserver, Drive, LocalOutcome, Progress, drive_pool, pool_runtime, run_local,
 };

@@ -72,6 +72,9 @@ pub enum CliError {
     /// A batch could not be prepared, run or read.
     #[error(transparent)]
     Batch(#[from] delta_engine::batch::BatchError),
+    /// An eval could not be prepared, run or read.
+    #[error(transparent)]
+    Eval(#[from] delta_engine::eval::EvalError),
     /// The message could not be read from `--message-file` or from stdin (`-m -`).
     #[error("cannot read the message from {from}: {source}")]
     Message {
@@ -116,6 +119,7 @@ impl CliError {
             CliError::Launch(error) => super::exit::launch(error),
             CliError::Export(error) => error.exit(),
             CliError::Batch(error) => super::exit::batch(error),
+            CliError::Eval(error) => super::exit::eval(error),
             CliError::View(_)
             | CliError::Output(_)
             | CliError::CurrentDir(_)
@@ -132,6 +136,7 @@ impl CliError {
             CliError::Fork(error) => error.help(),
             CliError::Replay(error) => error.help(),
             CliError::Batch(error) => error.help(),
+            CliError::Eval(error) => error.help(),
             CliError::Export(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
@@ -174,6 +179,7 @@ pub fn report(error: &CliError) {
         | CliError::RunIdRequired { .. }
         | CliError::Launch(_)
         | CliError::Batch(_)
+        | CliError::Eval(_)
         | CliError::Output(_)
         | CliError::Export(_)
         | CliError::View(_)

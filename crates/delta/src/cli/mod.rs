@@ -18,6 +18,7 @@ mod completions;
 mod continue_;
 mod drive;
 mod error;
+mod eval;
 mod exit;
 mod export;
 mod fork;
@@ -91,6 +92,8 @@ enum Command {
     Tool(tool::ToolArgs),
     /// Run a task set as many runs, locally or as a Slurm array job; see its state.
     Batch(batch::BatchArgs),
+    /// Run a benchmark in Harbor's task format: verified trials, scores with honest statistics.
+    Eval(eval::EvalArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
 }
@@ -119,6 +122,7 @@ pub fn run() -> Result<Exit, CliError> {
         Command::View(args) => args.run(),
         Command::Tool(args) => args.run(),
         Command::Batch(args) => args.run(),
+        Command::Eval(args) => args.run(),
         Command::Completions(args) => args.run(),
     }
 }

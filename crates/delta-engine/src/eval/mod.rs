@@ -1,0 +1,221 @@
+//! `delta eval`: benchmarks in Harbor's task format. Every (task, attempt) is a trial run
+//! through the batch machinery's pool or Slurm array: a fresh container of the task's
+//! image, the agent (or the oracle's `solve.sh`) under the task's timeout, then the task's
+//! verifier in the same container, whose reward decides the trial. The eval directory is
+//! the state (resumable like a batch), and the report's statistics are recomputed from
+//! its `results.jsonl`. Format, trial and formulas: docs/eval.md.
+
+pub mod compare;
+mod dir;
+pub mod report;
+pub mod stats;
+pub mod task;
+mod taskset;
+
+use std::path::PathBuf;
+
+pub use dir::{
+    Durations, ErrorClass, EvalDir, Manifest, TrialError, TrialLimits, TrialPaths, TrialRef,
+    TrialResult, TrialStatus, trial_id, write_json,
+};
+pub use taskset::{TaskSet, load_task_set};
+
+use crate::batch::BatchError;
+
+/// What `delta eval run` was asked.
+#[derive(Debug, Clone)]
+pub struct EvalSpec {
+    /// The task set: a directory of tasks, one task, or a file listing them.
+    pub tasks: PathBuf,
+    /// The agent directory (`None` with `oracle`).
+    pub agent: Option<PathBuf>,
+    /// Run `solution/solve.sh` instead of an agent.
+    pub oracle: bool,
+    /// The eval directory.
+    pub out: PathBuf,
+    /// Trials per task.
+    pub attempts: u32,
+    /// Glob patterns on task names.
+    pub task_filter: Vec<String>,
+    /// Scales the agent, verifier and build timeouts.
+    pub timeout_multiplier: f64,
+    /// Budgets of each trial's run.
+    pub limits: TrialLimits,
+}
+
+/// Why an eval cannot run or be read.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The eval's inputs have problems (exit 126): every one, each naming its place.
+    #[error("the eval has {} problem(s):\n{}", problems.len(), problems.join("\n"))]
+    Problems {
+        /// `place: what is wrong; the fix`.
+        problems: Vec<String>,
+    },
+    /// The directory is not an eval directory.
+    #[error("{} is not an eval directory: it has no eval.json (`delta eval run --out` writes one)", dir.display())]
+    NotAnEval {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A file of the eval cannot be read or written, or a child started.
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+}
+
+impl EvalError {
+    /// How to fix it, when the message does not say.
+    #[must_use]
+    pub fn help(&self) -> Option<String> {
+        match self {
+            EvalError::Problems { .. } => Some(
+                "fix the problems above; nothing was created or run (format: docs/eval.md)"
+                    .to_owned(),
+            ),
+            EvalError::NotAnEval { .. } => {
+                Some("give the --out directory of a `delta eval run`".to_owned())
+            }
+            EvalError::Batch(error) => error.help(),
+        }
+    }
+}
+
+/// Checks an eval before anything runs and opens its directory: `-k`, the timeout
+/// multiplier, the agent's configuration, every task of the set, and `--out` (new, empty,
+/// or holding this very eval). Every problem is reported at once; nothing is created
+/// unless there is none. Returns the directory, its manifest and the warnings of the
+/// tasks' `task.toml`s (unknown or unsupported keys).
+///
+/// # Errors
+/// [`EvalError::Problems`] for bad inputs; I/O errors creating the directory.
+pub fn prepare(spec: &EvalSpec) -> Result<(EvalDir, Manifest, Vec<String>), EvalError> {
+    let mut problems = Vec::new();
+    if spec.attempts == 0 {
+        problems.push(
+            "-k 0: an eval needs at least one attempt per task; give -k 1 or more".to_owned(),
+        );
+    }
+    if !(spec.timeout_multiplier.is_finite() && spec.timeout_multiplier > 0.0) {
+        problems.push(format!(
+            "--timeout-multiplier {}: not a positive number; give e.g. 1 or 2.5",
+            spec.timeout_multiplier
+        ));
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let agent = match (&spec.agent, spec.oracle) {
+        (Some(agent), false) => match crate::config::load_agent(agent, &cwd) {
+            Ok(loaded) => Some(loaded.home),
+            Err(error) => {
+                problems.push(format!("--agent {}: {error}", agent.display()));
+                None
+            }
+        },
+        (None, false) => {
+            problems.push(
+                "no agent: give --agent DIR, or --oracle to run the tasks' solutions".to_owned(),
+            );
+            None
+        }
+        (_, true) => None,
+    };
+    let set = load_task_set(&spec.tasks, &spec.task_filter, &mut problems);
+    let root = std::path::absolute(&spec.out).unwrap_or_else(|_| spec.out.clone());
+    let dir = EvalDir::new(root.clone());
+    let manifest = Manifest {
+        tasks_source: std::path::absolute(&spec.tasks).unwrap_or_else(|_| spec.tasks.clone()),
+        agent,
+        oracle: spec.oracle,
+        attempts: spec.attempts,
+        task_filter: spec.task_filter.clone(),
+        timeout_multiplier: spec.timeout_multiplier,
+        limits: spec.limits.clone(),
+        tasks: set.tasks,
+        slurm: Vec::new(),
+    };
+    let existing = match out_state(&dir) {
+        Ok(existing) => existing,
+        Err(problem) => {
+            problems.push(problem);
+            None
+        }
+    };
+    if let Some(existing) = &existing
+        && problems.is_empty()
+        && let Some(what) = manifest.differs(existing)
+    {
+        problems.push(format!(
+            "--out {}: holds another eval ({what} differ); give another --out for a new \
+             eval, or re-run the command it was started with",
+            spec.out.display()
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(EvalError::Problems { problems });
+    }
+    let manifest = match existing {
+        Some(mut existing) => {
+            existing.timeout_multiplier = manifest.timeout_multiplier;
+            existing.limits = manifest.limits;
+            existing.tasks_source = manifest.tasks_source;
+            existing.tasks = manifest.tasks;
+            existing
+        }
+        None => manifest,
+    };
+    fs_err::create_dir_all(root.join("trials")).map_err(|source| BatchError::Io {
+        path: root.clone(),
+        source,
+    })?;
+    dir.write_manifest(&manifest)?;
+    Ok((dir, manifest, set.warnings))
+}
+
+/// The eval in `--out`, when there is one; a problem when `--out` holds something else.
+fn out_state(dir: &EvalDir) -> Result<Option<Manifest>, String> {
+    let root = dir.root();
+    if !root.exists() {
+        return Ok(None);
+    }
+    if !root.is_dir() {
+        return Err(format!(
+            "--out {}: not a directory; give a new or empty directory",
+            root.display()
+        ));
+    }
+    if dir.manifest_path().is_file() {
+        return dir
+            .read_manifest()
+            .map(Some)
+            .map_err(|error| format!("--out {}: {error}; give another --out", root.display()));
+    }
+    if root.join("batch.json").exists() {
+        return Err(format!(
+            "--out {}: holds a `delta batch`, not an eval; give another --out",
+            root.display()
+        ));
+    }
+    let empty = fs_err::read_dir(root).is_ok_and(|mut entries| entries.next().is_none());
+    if empty {
+        Ok(None)
+    } else {
+        Err(format!(
+            "--out {}: not empty and holds no eval (no eval.json); give a new or empty \
+             directory",
+            root.display()
+        ))
+    }
+}
+
+/// The directory `dir` as an eval, with its manifest.
+///
+/// # Errors
+/// [`EvalError::NotAnEval`] without `eval.json`, else its read errors.
+pub fn open(dir: &std::path::Path) -> Result<(EvalDir, Manifest), EvalError> {
+    let root = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let eval = EvalDir::new(root.clone());
+    if !eval.manifest_path().is_file() {
+        return Err(EvalError::NotAnEval { dir: root });
+    }
+    let manifest = eval.read_manifest()?;
+    Ok((eval, manifest))
+}
