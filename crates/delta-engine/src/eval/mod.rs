@@ -8,6 +8,7 @@
 pub mod compare;
 mod dir;
 pub mod report;
+pub mod reward;
 pub mod stats;
 pub mod task;
 mod taskset;
