@@ -63,23 +63,24 @@ impl Manifest {
     }
 
     /// What differs between this eval and `other` in what makes an eval itself (the
-    /// tasks and their contents, the agent, the attempts, the oracle, the filter).
+    /// tasks and their contents when `tasks` says this manifest has them all, the agent,
+    /// the attempts, the oracle, the filter).
     #[must_use]
-    pub fn differs(&self, other: &Manifest) -> Option<&'static str> {
-        let tasks = |m: &Manifest| {
+    pub fn differs(&self, other: &Manifest, tasks: bool) -> Option<&'static str> {
+        let names = |m: &Manifest| {
             m.tasks
                 .iter()
                 .map(|t| (t.name.clone(), t.sha256.clone()))
                 .collect::<Vec<_>>()
         };
-        if tasks(self) != tasks(other) {
-            Some("the tasks or their files")
+        if tasks && names(self) != names(other) {
+            Some("its tasks or their files differ")
         } else if self.agent != other.agent || self.oracle != other.oracle {
-            Some("the agent")
+            Some("its agent differs")
         } else if self.attempts != other.attempts {
-            Some("the attempts (-k)")
+            Some("its attempts (-k) differ")
         } else if self.task_filter != other.task_filter {
-            Some("the task filter")
+            Some("its --task-filter differs")
         } else {
             None
         }

@@ -9,6 +9,7 @@ pub mod compare;
 mod dir;
 pub mod report;
 pub mod reward;
+mod runner;
 pub mod stats;
 pub mod task;
 mod taskset;
@@ -19,9 +20,15 @@ pub use dir::{
     Durations, ErrorClass, EvalDir, Manifest, TrialError, TrialLimits, TrialPaths, TrialRef,
     TrialResult, TrialStatus, trial_id, write_json,
 };
+pub use runner::{TrialDone, TrialRunner, pending};
 pub use taskset::{TaskSet, load_task_set};
 
-use crate::batch::BatchError;
+use std::path::Path;
+
+use crate::batch::{
+    ArrayJob, BatchError, BatchObserver, LocalOutcome, SlurmOptions, Submission, drive_pool,
+    pool_runtime, submit_array,
+};
 
 /// What `delta eval run` was asked.
 #[derive(Debug, Clone)]
@@ -133,20 +140,20 @@ pub fn prepare(spec: &EvalSpec) -> Result<(EvalDir, Manifest, Vec<String>), Eval
         tasks: set.tasks,
         slurm: Vec::new(),
     };
-    let existing = match out_state(&dir) {
+    let existing = match out_state(&dir, &spec.out) {
         Ok(existing) => existing,
         Err(problem) => {
             problems.push(problem);
             None
         }
     };
+    let tasks_loaded = problems.is_empty();
     if let Some(existing) = &existing
-        && problems.is_empty()
-        && let Some(what) = manifest.differs(existing)
+        && let Some(what) = manifest.differs(existing, tasks_loaded)
     {
         problems.push(format!(
-            "--out {}: holds another eval ({what} differ); give another --out for a new \
-             eval, or re-run the command it was started with",
+            "--out {}: holds another eval ({what}); give another --out for a new eval, or \
+             re-run the command it was started with",
             spec.out.display()
         ));
     }
@@ -171,8 +178,9 @@ pub fn prepare(spec: &EvalSpec) -> Result<(EvalDir, Manifest, Vec<String>), Eval
     Ok((dir, manifest, set.warnings))
 }
 
-/// The eval in `--out`, when there is one; a problem when `--out` holds something else.
-fn out_state(dir: &EvalDir) -> Result<Option<Manifest>, String> {
+/// The eval in `--out` (shown as `shown`), when there is one; a problem when `--out`
+/// holds something else.
+fn out_state(dir: &EvalDir, shown: &std::path::Path) -> Result<Option<Manifest>, String> {
     let root = dir.root();
     if !root.exists() {
         return Ok(None);
@@ -180,19 +188,19 @@ fn out_state(dir: &EvalDir) -> Result<Option<Manifest>, String> {
     if !root.is_dir() {
         return Err(format!(
             "--out {}: not a directory; give a new or empty directory",
-            root.display()
+            shown.display()
         ));
     }
     if dir.manifest_path().is_file() {
         return dir
             .read_manifest()
             .map(Some)
-            .map_err(|error| format!("--out {}: {error}; give another --out", root.display()));
+            .map_err(|error| format!("--out {}: {error}; give another --out", shown.display()));
     }
     if root.join("batch.json").exists() {
         return Err(format!(
             "--out {}: holds a `delta batch`, not an eval; give another --out",
-            root.display()
+            shown.display()
         ));
     }
     let empty = fs_err::read_dir(root).is_ok_and(|mut entries| entries.next().is_none());
@@ -202,7 +210,7 @@ fn out_state(dir: &EvalDir) -> Result<Option<Manifest>, String> {
         Err(format!(
             "--out {}: not empty and holds no eval (no eval.json); give a new or empty \
              directory",
-            root.display()
+            shown.display()
         ))
     }
 }
@@ -219,4 +227,128 @@ pub fn open(dir: &std::path::Path) -> Result<(EvalDir, Manifest), EvalError> {
     }
     let manifest = eval.read_manifest()?;
     Ok((eval, manifest))
+}
+
+/// Drives the eval's pending trials on this machine, `jobs` at a time, each a child of the
+/// `delta` binary at `delta`; then writes `summary.json`.
+///
+/// # Errors
+/// When the eval directory cannot be read or written.
+pub fn run_local(
+    dir: &EvalDir,
+    manifest: &Manifest,
+    delta: &Path,
+    jobs: usize,
+    observer: &mut dyn BatchObserver<TrialDone>,
+) -> Result<LocalOutcome, EvalError> {
+    let runner = TrialRunner {
+        delta: delta.to_path_buf(),
+        dir: dir.clone(),
+        manifest: manifest.clone(),
+    };
+    let runtime = pool_runtime(dir.root())?;
+    let outcome = runtime.block_on(async {
+        let todo = pending(&runner)?;
+        let total = manifest.trials().len();
+        drive_pool(
+            runner,
+            todo,
+            total,
+            dir.root(),
+            jobs.max(1),
+            observer,
+            &|| None,
+        )
+        .await
+    })?;
+    write_summary(dir, manifest)?;
+    Ok(outcome)
+}
+
+/// Recomputes `summary.json` (the report) from `results.jsonl`.
+///
+/// # Errors
+/// I/O errors.
+pub fn write_summary(dir: &EvalDir, manifest: &Manifest) -> Result<report::Report, EvalError> {
+    let report = report::report(manifest, &dir.results());
+    write_json(&dir.summary_path(), &report)?;
+    Ok(report)
+}
+
+/// Submits the eval's pending trials as one Slurm array job; `None` when nothing is
+/// pending. The submission is recorded in `eval.json`.
+///
+/// # Errors
+/// When the script cannot be written or sbatch refuses it.
+pub fn submit(
+    dir: &EvalDir,
+    manifest: &mut Manifest,
+    delta: &Path,
+    options: &SlurmOptions,
+) -> Result<Option<Submission>, EvalError> {
+    let runner = TrialRunner {
+        delta: delta.to_path_buf(),
+        dir: dir.clone(),
+        manifest: manifest.clone(),
+    };
+    let todo = pending(&runner)?;
+    if todo.is_empty() {
+        write_summary(dir, manifest)?;
+        return Ok(None);
+    }
+    let job = ArrayJob {
+        command: "eval",
+        unit: "trial",
+        root: dir.root(),
+        units: todo.len(),
+        submission: manifest.slurm.len(),
+    };
+    let job_id = submit_array(&job, delta, options)?;
+    let submission = Submission {
+        job_id,
+        tasks: todo.into_iter().map(|t| t.id).collect(),
+        submitted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    };
+    manifest.slurm.push(submission.clone());
+    dir.write_manifest(manifest)?;
+    Ok(Some(submission))
+}
+
+/// `delta eval worker`: drives the trial at `index` of `submission` (default: the last)
+/// as the local executor does, then recomputes `summary.json`.
+///
+/// # Errors
+/// An unknown index, or the errors of driving the trial.
+pub fn run_worker(
+    dir: &EvalDir,
+    delta: &Path,
+    index: usize,
+    submission: Option<usize>,
+) -> Result<TrialDone, EvalError> {
+    let manifest = dir.read_manifest()?;
+    let number = submission.unwrap_or(manifest.slurm.len().saturating_sub(1));
+    let trial = manifest
+        .slurm
+        .get(number)
+        .and_then(|s| s.tasks.get(index))
+        .and_then(|id| manifest.trial(id))
+        .ok_or(BatchError::NoSuchIndex {
+            index,
+            submission: number,
+        })?;
+    let runner = TrialRunner {
+        delta: delta.to_path_buf(),
+        dir: dir.clone(),
+        manifest: manifest.clone(),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| BatchError::Io {
+            path: dir.root().to_path_buf(),
+            source,
+        })?;
+    let done = runtime.block_on(runner.drive_trial(&trial, &|_| {}))?;
+    write_summary(dir, &manifest)?;
+    Ok(done)
 }

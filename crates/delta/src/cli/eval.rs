@@ -5,14 +5,18 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum, ValueHint};
 
+use super::batch::{Executor, Finished, ProgressLines};
 use super::error::CliError;
 use super::render;
-use delta_engine::eval;
+use delta_engine::batch::{LocalOutcome, SlurmOptions};
+use delta_engine::budget::parse_duration;
 use delta_engine::eval::compare::{Change, Comparison};
 use delta_engine::eval::report::{Report, Scores};
+use delta_engine::eval::{self, EvalSpec, TrialDone, TrialLimits};
 use delta_engine::output::Exit;
 
 /// Arguments of `delta eval`.
@@ -24,6 +28,15 @@ pub struct EvalArgs {
 
 #[derive(Debug, Subcommand)]
 enum EvalCommand {
+    /// Run (or continue) an eval: every task of a Harbor-format task set, -k times, each
+    /// trial in a fresh container of the task's image and verified by the task's tests.
+    #[command(after_help = render::examples(&[
+        ("Check that the tasks are sound: their own solutions must pass", "delta eval run ./tasks --oracle --out ./oracle"),
+        ("An agent, 5 attempts per task, 4 trials at a time", "delta eval run ./tasks --agent ./my-agent --out ./eval1 -k 5 --jobs 4"),
+        ("Continue it after a crash or Ctrl-C: the same command", "delta eval run ./tasks --agent ./my-agent --out ./eval1 -k 5 --jobs 4"),
+        ("As a Slurm array job", "delta eval run ./tasks --agent ./my-agent --out /shared/eval1 --executor slurm --slurm-arg=--partition=debug"),
+    ]))]
+    Run(RunArgs),
     /// The scores of an eval directory: counts, mean reward with its standard error and
     /// 95% interval, pass@k and pass^k, cost and time, overall and per task.
     #[command(after_help = render::examples(&[
@@ -37,6 +50,8 @@ enum EvalCommand {
         ("Did the new agent do better?", "delta eval compare ./eval-old ./eval-new"),
     ]))]
     Compare(CompareArgs),
+    /// Run one trial of a Slurm submission (what each array task of the job runs).
+    Worker(WorkerArgs),
 }
 
 /// What stdout gets.
@@ -46,6 +61,92 @@ enum Format {
     Text,
     /// One JSON object.
     Json,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The task set: a directory of task directories (Harbor's format: task.toml,
+    /// instruction.md, environment/, tests/test.sh, solution/), one task directory, or a
+    /// file listing task directories.
+    #[arg(value_name = "TASKS", value_hint = ValueHint::AnyPath)]
+    tasks: PathBuf,
+
+    /// The agent every trial runs.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, conflicts_with = "oracle")]
+    agent: Option<PathBuf>,
+
+    /// Run each task's solution/solve.sh instead of an agent: the check that the tasks
+    /// and their environments are sound.
+    #[arg(long)]
+    oracle: bool,
+
+    /// The eval directory: eval.json, trials/, results.jsonl, summary.json.
+    #[arg(long, value_name = "EVAL_DIR", value_hint = ValueHint::DirPath)]
+    out: PathBuf,
+
+    /// Trials (attempts) per task.
+    #[arg(short = 'k', long = "attempts", value_name = "N", default_value_t = 1)]
+    attempts: u32,
+
+    /// Trials at a time [default: the number of cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
+
+    /// Where the trials run.
+    #[arg(long, value_enum, default_value_t = Executor::Local)]
+    executor: Executor,
+
+    /// An sbatch option for the job, e.g. --slurm-arg=--partition=debug (repeatable).
+    #[arg(long = "slurm-arg", value_name = "ARG", allow_hyphen_values = true)]
+    slurm_args: Vec<String>,
+
+    /// At most this many array tasks at once (Slurm's %M).
+    #[arg(long, value_name = "M")]
+    array_parallelism: Option<u32>,
+
+    /// Only the tasks whose name matches this glob (repeatable: any of them).
+    #[arg(long = "task-filter", value_name = "GLOB")]
+    task_filter: Vec<String>,
+
+    /// Scales every task's agent, verifier and build timeouts, as Harbor's does.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    timeout_multiplier: f64,
+
+    /// Iteration budget of each trial's run.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_iterations: Option<u32>,
+
+    /// Cost budget of each trial's run, US dollars (needs the model's price).
+    #[arg(long, value_name = "USD")]
+    max_cost_usd: Option<f64>,
+
+    /// Token budget of each trial's run.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_tokens: Option<u64>,
+
+    /// Wall-time budget of each trial's agent (90s, 30m); the task's [agent] timeout_sec
+    /// applies when shorter.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    max_duration: Option<Duration>,
+
+    /// What stdout gets at the end: the report.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Debug, Args)]
+struct WorkerArgs {
+    /// The eval directory.
+    #[arg(value_name = "EVAL_DIR", value_hint = ValueHint::DirPath)]
+    dir: PathBuf,
+
+    /// The array index ($SLURM_ARRAY_TASK_ID).
+    #[arg(long, value_name = "I")]
+    index: usize,
+
+    /// The submission (default: the last).
+    #[arg(long, value_name = "S")]
+    submission: Option<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -77,9 +178,122 @@ struct CompareArgs {
 impl EvalArgs {
     pub(super) fn run(self) -> Result<Exit, CliError> {
         match self.command {
+            EvalCommand::Run(args) => args.run(),
+            EvalCommand::Worker(args) => args.run(),
             EvalCommand::Report(args) => args.run(),
             EvalCommand::Compare(args) => args.run(),
         }
+    }
+}
+
+fn delta_binary() -> Result<PathBuf, CliError> {
+    std::env::current_exe().map_err(CliError::CurrentDir)
+}
+
+impl RunArgs {
+    fn run(self) -> Result<Exit, CliError> {
+        let spec = EvalSpec {
+            tasks: self.tasks,
+            agent: self.agent,
+            oracle: self.oracle,
+            out: self.out,
+            attempts: self.attempts,
+            task_filter: self.task_filter,
+            timeout_multiplier: self.timeout_multiplier,
+            limits: TrialLimits {
+                max_iterations: self.max_iterations,
+                max_cost_usd: self.max_cost_usd,
+                max_tokens: self.max_tokens,
+                max_duration_ms: self
+                    .max_duration
+                    .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            },
+        };
+        let (dir, mut manifest, warnings) = eval::prepare(&spec)?;
+        for warning in &warnings {
+            render::warning(warning);
+        }
+        let delta = delta_binary()?;
+        if self.executor == Executor::Slurm {
+            let options = SlurmOptions {
+                args: self.slurm_args,
+                parallelism: self.array_parallelism,
+            };
+            match eval::submit(&dir, &mut manifest, &delta, &options)? {
+                Some(submission) => render::stderr(&format!(
+                    "submitted job {} with {} trial(s): {}\nfollow it with: delta eval report {}\n",
+                    submission.job_id,
+                    submission.tasks.len(),
+                    dir.root().join("slurm").join("eval.sbatch").display(),
+                    dir.root().display()
+                )),
+                None => render::stderr("every trial has its verdict; nothing to submit\n"),
+            }
+            return Ok(Exit::Success);
+        }
+        let jobs = self.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, usize::from),
+            |n| n as usize,
+        );
+        let mut progress = ProgressLines::new("trial");
+        let outcome = eval::run_local(&dir, &manifest, &delta, jobs, &mut progress)?;
+        progress.clear();
+        let report = eval::write_summary(&dir, &manifest)?;
+        let text = match self.format {
+            Format::Json => format!("{}\n", serde_json::to_string(&report).unwrap_or_default()),
+            Format::Text => report_text(&report),
+        };
+        render::stdout(&text)?;
+        let o = &report.overall;
+        Ok(match outcome {
+            LocalOutcome::Interrupted => {
+                render::stderr(
+                    "interrupted; the trials that were going have no verdict and run again: \
+                     run the same `delta eval run` command to finish the eval\n",
+                );
+                Exit::Interrupted
+            }
+            LocalOutcome::Finished if o.pending == 0 && o.errored == 0 => Exit::Success,
+            LocalOutcome::Finished | LocalOutcome::BudgetSpent => Exit::Failure,
+        })
+    }
+}
+
+impl Finished for TrialDone {
+    fn short(&self) -> String {
+        match self {
+            TrialDone::Verdict(result) => format!("{} {}", result.trial, result.status.as_str()),
+            TrialDone::Interrupted(id) => format!("{id} interrupted"),
+        }
+    }
+
+    fn line(&self) -> String {
+        match self {
+            TrialDone::Verdict(result) => format!(
+                "{} {}{} ({} ms)",
+                result.trial,
+                result.status.as_str(),
+                match (&result.reward, &result.error) {
+                    (Some(reward), _) => format!(" reward {reward}"),
+                    (None, Some(error)) => format!(" {}", error.class.as_str()),
+                    (None, None) => String::new(),
+                },
+                result.durations_ms.total
+            ),
+            TrialDone::Interrupted(id) => format!("{id} interrupted (runs again)"),
+        }
+    }
+}
+
+impl WorkerArgs {
+    fn run(self) -> Result<Exit, CliError> {
+        let dir = eval::EvalDir::new(std::path::absolute(&self.dir).unwrap_or(self.dir.clone()));
+        let done = eval::run_worker(&dir, &delta_binary()?, self.index, self.submission)?;
+        render::stderr(&format!("{}\n", done.line()));
+        Ok(match done {
+            TrialDone::Verdict(_) => Exit::Success,
+            TrialDone::Interrupted(_) => Exit::Interrupted,
+        })
     }
 }
 

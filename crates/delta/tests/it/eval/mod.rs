@@ -2,4 +2,5 @@
 //! locally and on the Slurm cluster, resumable; the report's statistics and the
 //! comparison of two evals against values worked by hand.
 
+mod errors;
 mod report;
