@@ -293,7 +293,7 @@ fn a_bad_task_file_is_refused_by_line_before_anything_is_created(
 
 /// Whether the test cluster answers; in CI (CI=true) it must.
 #[allow(clippy::print_stderr, reason = "a skip is said aloud, never silent")]
-fn slurm_ready() -> bool {
+pub(crate) fn slurm_ready() -> bool {
     let idle = Command::new("sinfo")
         .args(["-h", "-o", "%T"])
         .output()
