@@ -253,7 +253,9 @@ impl RunArgs {
                 );
                 Exit::Interrupted
             }
-            LocalOutcome::Finished if o.pending == 0 && o.errored == 0 => Exit::Success,
+            // Errored trials are outcomes like failed ones, reported apart: the eval is
+            // done once every trial has its verdict.
+            LocalOutcome::Finished if o.pending == 0 => Exit::Success,
             LocalOutcome::Finished | LocalOutcome::BudgetSpent => Exit::Failure,
         })
     }
