@@ -154,21 +154,17 @@ fn a_scripted_agent_gets_the_expected_rewards_with_errored_trials_apart() {
     assert_eq!(metadata["environment"]["kind"], "container");
     // The scores count errored trials both ways: (1 + 0 + 0.5 + 1 + 1 + 0 + 0 + 0)/8 with
     // errored as 0, 3.5/5 over the verified.
-    let report: Value = serde_json::from_str(
-        &crate::support::harness::Test::new()
-            .args([
-                "eval",
-                "report",
-                out.to_str().expect("path"),
-                "--format",
-                "json",
-            ])
-            .run()
-            .code(0)
-            .stdout()
-            .to_owned(),
-    )
-    .expect("JSON");
+    let report = Test::new()
+        .args([
+            "eval",
+            "report",
+            out.to_str().expect("path"),
+            "--format",
+            "json",
+        ])
+        .run()
+        .code(0);
+    let report: Value = serde_json::from_str(report.stdout()).expect("JSON");
     assert_eq!(
         (&report["passed"], &report["failed"], &report["errored"]),
         (&3.into(), &2.into(), &3.into())
