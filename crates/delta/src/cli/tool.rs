@@ -89,6 +89,7 @@ fn list_mcp_tools(agent: &config::Agent, cwd: &std::path::Path) -> Result<String
             io_dir: None,
             env: Vec::new(),
             redactor: Redactor::default(),
+            placement: delta_engine::environment::Placement::Host,
         };
         let mut servers = McpServers::start(&agent.mcp_servers, env)
             .await
