@@ -62,7 +62,7 @@ pub use start::{NewRun, Origin};
 pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
-use crate::environment::{CallEnvironment, Placement};
+use crate::environment::{CallEnvironment, EnvironmentReport, Placement};
 use crate::hooks::{HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
 use crate::journal::{
     ActionRequest, ActionResult, EventPayload, Journal, JournalError, MessageLevel, RunEnd,
@@ -190,6 +190,11 @@ impl ActiveRun {
             run_dir: self.paths.dir().to_path_buf(),
             model: agent.llm.model.clone(),
             max_iterations: self.metadata.max_iterations,
+            environment: self
+                .metadata
+                .environment
+                .as_ref()
+                .map(EnvironmentReport::summary),
         });
         let looped = match self.start_mcp(agent, observer, &mut shutdown).await {
             Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,

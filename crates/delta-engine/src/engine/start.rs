@@ -129,6 +129,10 @@ impl ActiveRun {
         self.placement = environment.placement().clone();
         self.call_environment = environment.call_record();
         self.metadata.environment = environment.report().cloned();
+        if let Some(report) = environment.report() {
+            EngineLog::open(&self.paths.engine_log(), self.output.redactor.clone())
+                .info(&format!("tools run in {}", report.summary()));
+        }
         if let Some(note) = environment.note() {
             self.journal
                 .append(EventPayload::SystemMessage(SystemMessage {

@@ -15,6 +15,7 @@ mod keeper;
 mod landlock;
 mod placement;
 mod probe;
+mod show;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,7 @@ pub use placement::{
     CALL_MARKER, ContainerPlacement, KeeperPlacement, PathMap, PlacedCommand, PlacedEnv, Placement,
 };
 pub use probe::{KindProbe, ProbeReport, probe};
+pub use show::render_wrapped;
 
 use crate::llm::API_KEY_VARIABLES;
 use crate::secrets::Redactor;
@@ -481,6 +483,176 @@ impl Prepared {
         self.config.kind
     }
 
+    /// The environment of `setting` as it would be prepared, without checking anything or
+    /// building an image: for showing the wrapped commands (`delta tool expand`).
+    #[must_use]
+    pub fn unchecked(setting: &Setting<'_>) -> Self {
+        let config = setting.config;
+        let helper = || find_helper(config.kind).unwrap_or_else(|_| PathBuf::from(HELPER));
+        let kind = match config.kind {
+            Kind::Host => Ready::Host,
+            Kind::Landlock => Ready::Landlock { helper: helper() },
+            Kind::Bwrap => Ready::Bwrap {
+                helper: helper(),
+                bwrap: on_path("bwrap").unwrap_or_else(|| PathBuf::from("bwrap")),
+            },
+            Kind::Container => Ready::Container {
+                program: on_path(config.runtime.program())
+                    .unwrap_or_else(|| PathBuf::from(config.runtime.program())),
+                image: container::Image {
+                    name: config
+                        .image
+                        .clone()
+                        .unwrap_or_else(|| "localhost/delta-build:<HASH>".to_owned()),
+                    id: String::new(),
+                    built: false,
+                },
+            },
+        };
+        Self {
+            config: config.clone(),
+            agent_home: setting.agent_home.to_path_buf(),
+            workspace: setting.workspace.to_path_buf(),
+            env_files: setting.env_files.clone(),
+            tool_env: Vec::new(),
+            programs: Vec::new(),
+            kind,
+        }
+    }
+
+    fn workdir(&self) -> PathBuf {
+        self.config
+            .workdir
+            .clone()
+            .unwrap_or_else(|| self.workspace.clone())
+    }
+
+    /// The command lines of the environment of the run `run_id` with its runtime directory
+    /// at `runtime_dir`: what starts the run's sandbox or container, and how each call is
+    /// wrapped.
+    #[must_use]
+    pub fn plan(&self, run_id: &str, runtime_dir: &Path) -> Plan {
+        let config = &self.config;
+        let workdir = self.workdir();
+        match &self.kind {
+            Ready::Host => Plan {
+                start: None,
+                placement: Placement::Host,
+            },
+            Ready::Landlock { helper } => {
+                let tmp = runtime_dir.join("tmp");
+                let socket = runtime_dir.join("keeper.sock");
+                let rules = landlock::rules(
+                    &landlock_paths(config, &self.agent_home, &self.workspace, helper, &tmp),
+                    !config.network(),
+                    config.best_effort,
+                );
+                // Plain paths and flags: serializing them cannot fail.
+                let json = serde_json::to_string(&rules).unwrap_or_default();
+                let mut env = self.tool_env.clone();
+                env.push(("TMPDIR".to_owned(), tmp.display().to_string()));
+                Plan {
+                    start: Some(vec![
+                        helper.display().to_string(),
+                        "keep".to_owned(),
+                        "--socket".to_owned(),
+                        socket.display().to_string(),
+                        "--landlock".to_owned(),
+                        json,
+                    ]),
+                    placement: Placement::Keeper(KeeperPlacement {
+                        helper: helper.clone(),
+                        socket,
+                        env,
+                        paths: PathMap::same(&self.workspace),
+                    }),
+                }
+            }
+            Ready::Bwrap { helper, bwrap } => {
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                let sandbox = bwrap::Sandbox {
+                    workspace: &self.workspace,
+                    workdir: &workdir,
+                    agent_home: &self.agent_home,
+                    tools_dir: helper.parent(),
+                    runtime_dir,
+                    home: home.as_deref(),
+                    allow_read: &config.allow_read,
+                    allow_write: &config.allow_write,
+                    env_files: &self.env_files,
+                    network: config.network(),
+                };
+                let mut start = vec![bwrap.display().to_string()];
+                start.extend(sandbox.args());
+                start.extend([
+                    helper.display().to_string(),
+                    "keep".to_owned(),
+                    "--socket".to_owned(),
+                    format!("{}/keeper.sock", bwrap::RUNTIME_INSIDE),
+                ]);
+                Plan {
+                    start: Some(start),
+                    placement: Placement::Keeper(KeeperPlacement {
+                        helper: helper.clone(),
+                        socket: runtime_dir.join("keeper.sock"),
+                        env: self.tool_env.clone(),
+                        paths: PathMap {
+                            host: self.workspace.clone(),
+                            inside: workdir,
+                        },
+                    }),
+                }
+            }
+            Ready::Container { program, image } => {
+                let name = container::name_for(run_id, &self.workspace);
+                let setup = self.container_setup(program, image, &name, run_id, &workdir);
+                let mut start = vec![program.display().to_string()];
+                start.extend(setup.run_args());
+                let env: Vec<(String, String)> = config
+                    .pass_env
+                    .iter()
+                    .filter_map(|name| Some((name.clone(), std::env::var(name).ok()?)))
+                    .collect();
+                Plan {
+                    start: Some(start),
+                    placement: Placement::Container(ContainerPlacement {
+                        runtime: program.clone(),
+                        name,
+                        env,
+                        paths: PathMap {
+                            host: self.workspace.clone(),
+                            inside: workdir,
+                        },
+                    }),
+                }
+            }
+        }
+    }
+
+    fn container_setup<'a>(
+        &'a self,
+        program: &'a Path,
+        image: &'a container::Image,
+        name: &'a str,
+        run_id: &'a str,
+        workdir: &'a Path,
+    ) -> container::Setup<'a> {
+        container::Setup {
+            program,
+            runtime: self.config.runtime,
+            name,
+            run_id,
+            image,
+            workspace: &self.workspace,
+            workdir,
+            agent_home: &self.agent_home,
+            env_files: &self.env_files,
+            network: self.config.network(),
+            cpus: self.config.cpus,
+            memory_mb: self.config.memory_mb,
+        }
+    }
+
     /// Starts the environment of the run `run_id`. `had_container`: the run's record says
     /// it ran in a container before, so a container made now comes with a note that the
     /// state outside the workspace was lost.
@@ -493,60 +665,30 @@ impl Prepared {
         had_container: bool,
     ) -> Result<Environment, EnvironmentError> {
         let config = &self.config;
-        let workdir = config
-            .workdir
-            .clone()
-            .unwrap_or_else(|| self.workspace.clone());
-        let mut report = EnvironmentReport {
-            kind: config.kind,
-            enforced: Vec::new(),
-            not_enforced: Vec::new(),
-            network: config.network(),
-            workdir: workdir.display().to_string(),
-            landlock_abi: None,
-            best_effort: false,
-            bwrap_version: None,
-            runtime: None,
-            container: None,
-            container_id: None,
-            image: None,
-            image_id: None,
-            image_built: None,
-            container_created: None,
-        };
+        let workdir = self.workdir();
         let mut environment = Environment {
             kind: config.kind,
             placement: Placement::Host,
-            report: report.clone(),
+            report: EnvironmentReport::of(config.kind, config.network(), &workdir),
             running: Running::Host,
             keep: config.keep,
             note: None,
             programs: self.programs.clone(),
             image: None,
         };
+        let report = &mut environment.report;
         match &self.kind {
             Ready::Host => {}
-            Ready::Landlock { helper } => {
+            Ready::Landlock { .. } => {
                 let runtime_dir = runtime_dir()?;
-                let tmp = runtime_dir.join("tmp");
-                fs_err::create_dir(&tmp)?;
-                let socket = runtime_dir.join("keeper.sock");
-                let rules = landlock::rules(
-                    &landlock_paths(config, &self.agent_home, &self.workspace, helper, &tmp),
-                    !config.network(),
-                    config.best_effort,
-                );
-                let json = serde_json::to_string(&rules).map_err(std::io::Error::other)?;
-                let argv = vec![
-                    helper.display().to_string(),
-                    "keep".to_owned(),
-                    "--socket".to_owned(),
-                    socket.display().to_string(),
-                    "--landlock".to_owned(),
-                    json,
-                ];
-                let keeper = keeper::spawn(&argv, &keeper_env(), &runtime_dir.join("keeper.log"))
-                    .map_err(|message| EnvironmentError::Landlock { reason: message })?;
+                fs_err::create_dir(runtime_dir.join("tmp"))?;
+                let plan = self.plan(run_id, &runtime_dir);
+                let keeper = keeper::spawn(
+                    plan.start.as_deref().unwrap_or_default(),
+                    &keeper_env(),
+                    &runtime_dir.join("keeper.log"),
+                )
+                .map_err(|message| EnvironmentError::Landlock { reason: message })?;
                 let abi = keeper.landlock.as_ref().map_or(0, |outcome| outcome.abi);
                 let (enforced, not_enforced) = landlock::report(
                     abi,
@@ -557,82 +699,42 @@ impl Prepared {
                 report.not_enforced = not_enforced;
                 report.landlock_abi = Some(abi);
                 report.best_effort = config.best_effort;
-                let mut env = self.tool_env.clone();
-                env.push(("TMPDIR".to_owned(), tmp.display().to_string()));
-                environment.placement = Placement::Keeper(KeeperPlacement {
-                    helper: helper.clone(),
-                    socket,
-                    env,
-                    paths: PathMap::same(&self.workspace),
-                });
+                environment.placement = plan.placement;
                 environment.running = Running::Keeper {
                     keeper,
                     runtime_dir,
                 };
             }
-            Ready::Bwrap { helper, bwrap } => {
+            Ready::Bwrap { bwrap, .. } => {
                 let runtime_dir = runtime_dir()?;
-                let home = std::env::var_os("HOME").map(PathBuf::from);
-                let sandbox = bwrap::Sandbox {
-                    workspace: &self.workspace,
-                    workdir: &workdir,
-                    agent_home: &self.agent_home,
-                    tools_dir: helper.parent(),
-                    runtime_dir: &runtime_dir,
-                    home: home.as_deref(),
-                    allow_read: &config.allow_read,
-                    allow_write: &config.allow_write,
-                    env_files: &self.env_files,
-                    network: config.network(),
-                };
-                let mut argv = vec![bwrap.display().to_string()];
-                argv.extend(sandbox.args());
-                argv.extend([
-                    helper.display().to_string(),
-                    "keep".to_owned(),
-                    "--socket".to_owned(),
-                    format!("{}/keeper.sock", bwrap::RUNTIME_INSIDE),
-                ]);
-                let keeper = keeper::spawn(&argv, &keeper_env(), &runtime_dir.join("keeper.log"))
-                    .map_err(|message| bwrap::failure(&message))?;
+                let plan = self.plan(run_id, &runtime_dir);
+                let keeper = keeper::spawn(
+                    plan.start.as_deref().unwrap_or_default(),
+                    &keeper_env(),
+                    &runtime_dir.join("keeper.log"),
+                )
+                .map_err(|message| {
+                    let _ = std::fs::remove_dir_all(&runtime_dir);
+                    bwrap::failure(&message)
+                })?;
                 report.enforced = bwrap_guarantees(config.network());
-                report.not_enforced = if config.network() {
-                    vec!["network_denied".to_owned()]
-                } else {
-                    Vec::new()
-                };
+                report.not_enforced = network_not_enforced(config.network());
                 report.bwrap_version = bwrap::version(bwrap);
-                environment.placement = Placement::Keeper(KeeperPlacement {
-                    helper: helper.clone(),
-                    socket: runtime_dir.join("keeper.sock"),
-                    env: self.tool_env.clone(),
-                    paths: PathMap {
-                        host: self.workspace.clone(),
-                        inside: workdir.clone(),
-                    },
-                });
+                environment.placement = plan.placement;
                 environment.running = Running::Keeper {
                     keeper,
                     runtime_dir,
                 };
             }
             Ready::Container { program, image } => {
-                let name = container::name_for(run_id, &self.workspace);
-                let setup = container::Setup {
-                    program,
-                    runtime: config.runtime,
-                    name: &name,
-                    run_id,
-                    image,
-                    workspace: &self.workspace,
-                    workdir: &workdir,
-                    agent_home: &self.agent_home,
-                    env_files: &self.env_files,
-                    network: config.network(),
-                    cpus: config.cpus,
-                    memory_mb: config.memory_mb,
+                let plan = self.plan(run_id, Path::new("/"));
+                let Placement::Container(placement) = &plan.placement else {
+                    return Err(EnvironmentError::NoImage);
                 };
-                let running = setup.start()?;
+                let name = placement.name.clone();
+                let running = self
+                    .container_setup(program, image, &name, run_id, &workdir)
+                    .start()?;
                 if running.created && had_container {
                     environment.note = Some(format!(
                         "The container of this run ({name}) was gone when the run continued, \
@@ -644,38 +746,96 @@ impl Prepared {
                     ));
                 }
                 report.enforced = container_guarantees(config);
-                report.not_enforced = if config.network() {
-                    vec!["network_denied".to_owned()]
-                } else {
-                    Vec::new()
-                };
+                report.not_enforced = network_not_enforced(config.network());
                 report.runtime = Some(config.runtime.program().to_owned());
-                report.container = Some(name.clone());
+                report.container = Some(name);
                 report.container_id = Some(running.id.clone());
                 report.image = Some(image.name.clone());
                 report.image_id = Some(image.id.clone());
                 report.image_built = Some(image.built);
                 report.container_created = Some(running.created);
-                let env: Vec<(String, String)> = config
-                    .pass_env
-                    .iter()
-                    .filter_map(|name| Some((name.clone(), std::env::var(name).ok()?)))
-                    .collect();
-                environment.placement = Placement::Container(ContainerPlacement {
-                    runtime: program.clone(),
-                    name,
-                    env,
-                    paths: PathMap {
-                        host: self.workspace.clone(),
-                        inside: workdir.clone(),
-                    },
-                });
+                environment.placement = plan.placement;
                 environment.image = Some(image.name.clone());
                 environment.running = Running::Container(running);
             }
         }
-        environment.report = report;
         Ok(environment)
+    }
+}
+
+/// The command lines of a run's environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// What starts the run's sandbox (keeper) or container; `None` on the host.
+    pub start: Option<Vec<String>>,
+    /// How each call is wrapped.
+    pub placement: Placement,
+}
+
+impl EnvironmentReport {
+    /// The report in a line, for people: the kind and its particulars, then what is not
+    /// enforced.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        let mut particulars = Vec::new();
+        if let Some(abi) = self.landlock_abi {
+            particulars.push(format!("Landlock ABI {abi}"));
+        }
+        if self.best_effort {
+            particulars.push("best effort".to_owned());
+        }
+        if let Some(version) = &self.bwrap_version {
+            particulars.push(format!("bubblewrap {version}"));
+        }
+        if let (Some(container), Some(image)) = (&self.container, &self.image) {
+            let made = match self.container_created {
+                Some(false) => "reused",
+                Some(true) | None => "created",
+            };
+            particulars.push(format!("{container} of {image}, {made}"));
+        }
+        particulars.push(
+            if self.network {
+                "network"
+            } else {
+                "no network"
+            }
+            .to_owned(),
+        );
+        let mut line = format!("{} ({})", self.kind, particulars.join(", "));
+        if !self.not_enforced.is_empty() {
+            line.push_str(&format!("; not enforced: {}", self.not_enforced.join(", ")));
+        }
+        line
+    }
+
+    /// A report of `kind` with nothing enforced yet.
+    fn of(kind: Kind, network: bool, workdir: &Path) -> Self {
+        Self {
+            kind,
+            enforced: Vec::new(),
+            not_enforced: Vec::new(),
+            network,
+            workdir: workdir.display().to_string(),
+            landlock_abi: None,
+            best_effort: false,
+            bwrap_version: None,
+            runtime: None,
+            container: None,
+            container_id: None,
+            image: None,
+            image_id: None,
+            image_built: None,
+            container_created: None,
+        }
+    }
+}
+
+fn network_not_enforced(network: bool) -> Vec<String> {
+    if network {
+        vec!["network_denied".to_owned()]
+    } else {
+        Vec::new()
     }
 }
 
@@ -766,23 +926,7 @@ impl Environment {
         Self {
             kind: Kind::Host,
             placement: Placement::Host,
-            report: EnvironmentReport {
-                kind: Kind::Host,
-                enforced: Vec::new(),
-                not_enforced: Vec::new(),
-                network: true,
-                workdir: String::new(),
-                landlock_abi: None,
-                best_effort: false,
-                bwrap_version: None,
-                runtime: None,
-                container: None,
-                container_id: None,
-                image: None,
-                image_id: None,
-                image_built: None,
-                container_created: None,
-            },
+            report: EnvironmentReport::of(Kind::Host, true, Path::new("")),
             running: Running::Host,
             keep: false,
             note: None,
