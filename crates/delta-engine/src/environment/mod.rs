@@ -920,21 +920,6 @@ pub enum Ending {
 }
 
 impl Environment {
-    /// The host environment (no confinement).
-    #[must_use]
-    pub fn host() -> Self {
-        Self {
-            kind: Kind::Host,
-            placement: Placement::Host,
-            report: EnvironmentReport::of(Kind::Host, true, Path::new("")),
-            running: Running::Host,
-            keep: false,
-            note: None,
-            programs: Vec::new(),
-            image: None,
-        }
-    }
-
     /// The kind.
     #[must_use]
     pub fn kind(&self) -> Kind {

@@ -1,0 +1,194 @@
+//! What the environment tests share: the real components they need (checked loudly, never
+//! skipped), an agent with one `sh` tool, a scripted model that calls it with each script
+//! in turn, and the run's journal read back.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::support::harness::Test;
+use crate::support::run::{RunFiles, delta, mock};
+
+/// The base image `tests/confinement/setup.sh` builds offline.
+pub const IMAGE: &str = "localhost/delta-busybox:latest";
+
+/// The image with bash and python3 that `tests/confinement/setup.sh` builds too.
+pub const TOOLS_IMAGE: &str = "localhost/delta-tools:latest";
+
+/// The confined kinds.
+pub const CONFINED: [&str; 3] = ["landlock", "bwrap", "container"];
+
+/// An agent whose one tool runs a shell script given by the model.
+pub const SH_AGENT: &str = "name: probe\nllm:\n  model: gpt-4o-mini\ntools:\n  - name: sh\n    \
+     description: Run a shell script.\n    exec: \"sh -c ${script}\"\n";
+
+/// Fails, naming the fix, unless bubblewrap, podman and the test images are here: these
+/// tests exercise the real components (CI installs them with tests/setup.sh).
+#[track_caller]
+pub fn require_components() {
+    let found = |program: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .is_ok_and(|output| output.status.success())
+    };
+    for program in ["bwrap", "podman", "busybox"] {
+        assert!(
+            found(program),
+            "{program} is not installed: run tests/setup.sh as root (it installs bubblewrap, \
+             podman, runc and busybox-static, and builds the test images)"
+        );
+    }
+    for image in [IMAGE, TOOLS_IMAGE] {
+        let exists = Command::new("podman")
+            .args(["image", "exists", image])
+            .status()
+            .is_ok_and(|status| status.success());
+        assert!(
+            exists,
+            "the image {image} is missing: run tests/confinement/setup.sh as root"
+        );
+    }
+}
+
+/// The flags that put a run's tools in `kind` (the busybox image for a container).
+pub fn kind_args(kind: &str) -> Vec<String> {
+    let mut args = vec!["--environment".to_owned(), kind.to_owned()];
+    if kind == "container" {
+        args.extend(["--environment-image".to_owned(), IMAGE.to_owned()]);
+    }
+    args
+}
+
+/// A model that calls the `sh` tool with each of `scripts` in turn, then answers "done".
+pub fn sh_script(scripts: &[String]) -> String {
+    let mut yaml = String::from("steps:\n");
+    for script in scripts {
+        // A JSON string is a YAML double-quoted scalar.
+        yaml.push_str(&format!(
+            "  - message:\n      tool_calls: [{{name: sh, arguments: {{script: {}}}}}]\n",
+            serde_json::to_string(script).expect("JSON text")
+        ));
+    }
+    yaml.push_str("  - message: {content: done}\n");
+    yaml
+}
+
+/// A directory under the build's own temporary directory (not the system's `/tmp`, which
+/// bubblewrap replaces: a file there would be hidden by accident, not by the rule tested).
+pub fn outside_tmp() -> TempDir {
+    tempfile::Builder::new()
+        .prefix("delta-env-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("create a directory in the target's temporary directory")
+}
+
+/// A finished run of the `sh` agent.
+pub struct ShRun {
+    /// Owns the test directory.
+    pub _test: Test,
+    pub output: std::process::Output,
+    pub workspace: PathBuf,
+}
+
+impl ShRun {
+    /// The run's files.
+    pub fn files(&self) -> RunFiles {
+        crate::support::run::only_run(&self.workspace)
+    }
+
+    /// The payloads of the journal's events of `kind`.
+    pub fn events(&self, kind: &str) -> Vec<Value> {
+        self.files()
+            .journal()
+            .into_iter()
+            .filter(|event| event["type"] == kind)
+            .map(|event| event["payload"].clone())
+            .collect()
+    }
+
+    /// Each call's observation, in order.
+    pub fn observations(&self) -> Vec<String> {
+        self.events("ACTION_RESULT")
+            .iter()
+            .map(|result| {
+                result["observation_content"]
+                    .as_str()
+                    .expect("observation")
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    /// Stdout and stderr, for assertion messages.
+    pub fn said(&self) -> String {
+        format!(
+            "exit {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.output.status.code(),
+            String::from_utf8_lossy(&self.output.stdout),
+            String::from_utf8_lossy(&self.output.stderr)
+        )
+    }
+}
+
+/// Runs the `sh` agent (in `agent/` of a fresh test directory, with `agent_yaml` if given)
+/// over `scripts` in the workspace `ws`, with `args` after `run`'s own, after `prepare`
+/// had its way with the test directory.
+pub fn run_sh(
+    scripts: &[String],
+    agent_yaml: Option<&str>,
+    args: &[String],
+    prepare: impl FnOnce(&Path),
+    env: &[(&str, &str)],
+) -> ShRun {
+    let mock = mock(&sh_script(scripts));
+    let test = Test::new().agent("agent", agent_yaml.unwrap_or(SH_AGENT));
+    std::fs::create_dir_all(test.path().join("ws")).expect("create the workspace");
+    prepare(test.path());
+    let mut test = delta(test, &mock)
+        .args(["run", "--agent", "agent", "-w", "ws", "-y", "-m", "go"])
+        .args(args);
+    for (key, value) in env {
+        test = test.env(key, value);
+    }
+    let output = test.cmd().output().expect("run delta");
+    let workspace = test.path().join("ws");
+    ShRun {
+        _test: test,
+        output,
+        workspace,
+    }
+}
+
+/// Whether a process with exactly this command line (`argv` joined by NUL) runs on the host.
+pub fn process_running(argv: &[&str]) -> bool {
+    let wanted = argv.join("\0");
+    std::fs::read_dir("/proc")
+        .expect("list /proc")
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| String::from_utf8_lossy(&cmdline).trim_end_matches('\0') == wanted)
+}
+
+/// Kills every process with exactly this command line.
+pub fn kill_processes(argv: &[&str]) {
+    let wanted = argv.join("\0");
+    for entry in std::fs::read_dir("/proc").expect("list /proc").flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).trim_end_matches('\0') == wanted
+            && let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+        {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
