@@ -13,7 +13,7 @@ use std::time::Duration;
 use tempfile::TempDir;
 
 use super::support::{
-    CONFINED, kill_processes, kind_args, outside_tmp, process_running, require_components, run_sh,
+    CONFINED, Sh, kill_processes, kind_args, outside_tmp, process_running, require_components,
 };
 use crate::support::run::API_KEY;
 
@@ -186,17 +186,16 @@ fn attempt_everything(kind: &str) -> Escapes {
     } else {
         kind_args(kind)
     };
-    let home = planted.home.display().to_string();
-    let run = run_sh(
-        &planted.scripts(),
-        None,
-        &args,
-        |dir: &Path| {
-            std::os::unix::fs::symlink(&secret_file, dir.join("ws/link-to-secret"))
-                .expect("plant the symlink");
-        },
-        &[("HOME", &home)],
-    );
+    let run = Sh {
+        scripts: planted.scripts(),
+        args,
+        env: vec![("HOME".to_owned(), planted.home.display().to_string())],
+        ..Sh::default()
+    }
+    .run(|dir: &Path| {
+        std::os::unix::fs::symlink(&secret_file, dir.join("ws/link-to-secret"))
+            .expect("plant the symlink");
+    });
     assert_eq!(run.output.status.code(), Some(0), "{}", run.said());
     let observations = run.observations();
     assert_eq!(observations.len(), 8, "every attempt ran: {}", run.said());
@@ -235,13 +234,12 @@ fn pass_env_passes_the_key_explicitly() {
             super::support::SH_AGENT,
             super::support::IMAGE
         );
-        let run = run_sh(
-            &["echo \"${DELTA_API_KEY:-NO-KEY}\"".to_owned()],
-            Some(&agent),
-            &[],
-            |_: &Path| {},
-            &[],
-        );
+        let run = Sh {
+            scripts: vec!["echo \"${DELTA_API_KEY:-NO-KEY}\"".to_owned()],
+            agent: Some(agent),
+            ..Sh::default()
+        }
+        .run(|_: &Path| {});
         assert_eq!(run.output.status.code(), Some(0), "{kind}: {}", run.said());
         // The observation is redacted: the key's place is marked, not absent.
         assert_eq!(

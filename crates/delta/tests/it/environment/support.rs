@@ -88,9 +88,11 @@ pub fn outside_tmp() -> TempDir {
 /// A finished run of the `sh` agent.
 pub struct ShRun {
     /// Owns the test directory.
-    pub _test: Test,
+    pub test: Test,
     pub output: std::process::Output,
     pub workspace: PathBuf,
+    /// How many requests the model got.
+    pub requests: usize,
 }
 
 impl ShRun {
@@ -122,44 +124,98 @@ impl ShRun {
             .collect()
     }
 
+    /// Stderr.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
     /// Stdout and stderr, for assertion messages.
     pub fn said(&self) -> String {
         format!(
             "exit {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
             self.output.status.code(),
             String::from_utf8_lossy(&self.output.stdout),
-            String::from_utf8_lossy(&self.output.stderr)
+            self.stderr()
         )
+    }
+
+    /// Asserts that nothing ran: exit 126, no request to the model, no run created.
+    #[track_caller]
+    pub fn assert_refused(&self) {
+        assert_eq!(self.output.status.code(), Some(126), "{}", self.said());
+        assert_eq!(self.requests, 0, "the model was asked: {}", self.said());
+        let runs = std::fs::read_dir(self.workspace.join(".delta"))
+            .map(|entries| entries.flatten().filter(|e| e.path().is_dir()).count())
+            .unwrap_or(0);
+        assert_eq!(runs, 0, "a run was created: {}", self.said());
     }
 }
 
-/// Runs the `sh` agent (in `agent/` of a fresh test directory, with `agent_yaml` if given)
-/// over `scripts` in the workspace `ws`, with `args` after `run`'s own, after `prepare`
-/// had its way with the test directory.
-pub fn run_sh(
-    scripts: &[String],
-    agent_yaml: Option<&str>,
-    args: &[String],
-    prepare: impl FnOnce(&Path),
-    env: &[(&str, &str)],
-) -> ShRun {
-    let mock = mock(&sh_script(scripts));
-    let test = Test::new().agent("agent", agent_yaml.unwrap_or(SH_AGENT));
-    std::fs::create_dir_all(test.path().join("ws")).expect("create the workspace");
-    prepare(test.path());
-    let mut test = delta(test, &mock)
-        .args(["run", "--agent", "agent", "-w", "ws", "-y", "-m", "go"])
-        .args(args);
-    for (key, value) in env {
-        test = test.env(key, value);
+/// A run of the `sh` agent: the model calls `sh` with each script in turn.
+#[derive(Default)]
+pub struct Sh {
+    /// The scripts.
+    pub scripts: Vec<String>,
+    /// agent.yaml [default: [`SH_AGENT`]].
+    pub agent: Option<String>,
+    /// After `run --agent agent -w ws -y -m go`.
+    pub args: Vec<String>,
+    /// Variables for `delta`.
+    pub env: Vec<(String, String)>,
+    /// A command `delta` runs under (its argv then delta's).
+    pub wrap: Vec<String>,
+    /// Another `delta` executable.
+    pub program: Option<PathBuf>,
+}
+
+impl Sh {
+    /// Runs it in a fresh test directory (the agent in `agent/`, the workspace `ws/`
+    /// created), after `prepare` had its way with that directory.
+    pub fn run(self, prepare: impl FnOnce(&Path)) -> ShRun {
+        let mock = mock(&sh_script(&self.scripts));
+        let test = Test::new().agent("agent", self.agent.as_deref().unwrap_or(SH_AGENT));
+        std::fs::create_dir_all(test.path().join("ws")).expect("create the workspace");
+        prepare(test.path());
+        let mut test = delta(test, &mock)
+            .args(["run", "--agent", "agent", "-w", "ws", "-y", "-m", "go"])
+            .args(&self.args);
+        for (key, value) in &self.env {
+            test = test.env(key, value);
+        }
+        let output = wrapped(&self.wrap, self.program.as_deref(), &test.command())
+            .output()
+            .expect("run delta");
+        let workspace = test.path().join("ws");
+        ShRun {
+            test,
+            output,
+            workspace,
+            requests: mock.recorded().len(),
+        }
     }
-    let output = test.cmd().output().expect("run delta");
-    let workspace = test.path().join("ws");
-    ShRun {
-        _test: test,
-        output,
-        workspace,
+}
+
+/// `command` (its program replaced by `program` when given) run under `wrap` (a program
+/// and arguments put first), with its environment and working directory, stdin closed.
+pub fn wrapped(wrap: &[String], program: Option<&Path>, command: &Command) -> Command {
+    let mut argv: Vec<std::ffi::OsString> = wrap.iter().map(Into::into).collect();
+    argv.push(program.map_or_else(
+        || command.get_program().to_owned(),
+        |p| p.as_os_str().to_owned(),
+    ));
+    argv.extend(command.get_args().map(ToOwned::to_owned));
+    let mut outer = Command::new(&argv[0]);
+    outer.args(&argv[1..]).stdin(std::process::Stdio::null());
+    if let Some(dir) = command.get_current_dir() {
+        outer.current_dir(dir);
     }
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => outer.env(key, value),
+            None => outer.env_remove(key),
+        };
+    }
+    outer
 }
 
 /// Whether a process with exactly this command line (`argv` joined by NUL) runs on the host.
