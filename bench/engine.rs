@@ -125,6 +125,7 @@ fn loop_overhead() {
                 max_iterations: ITERATIONS,
                 fsync: FsyncPolicy::OnSync,
                 replay_of: None,
+                environment: None,
             };
             let active =
                 ActiveRun::begin(Origin::New(new), &agent, OutputPolicy::default()).unwrap();
@@ -166,6 +167,7 @@ fn write_journal(path: &Path, events: usize) {
             run_id: RunId::parse("bench").unwrap(),
             task: "Summarize every file in the workspace.".to_owned(),
             agent_ref: "/agents/bench".to_owned(),
+            environment: None,
         }))
         .unwrap();
     let observation = "line of tool output that the model reads back\n".repeat(5);
@@ -191,6 +193,7 @@ fn write_journal(path: &Path, events: usize) {
                 tool_args: serde_json::from_str(&format!("{{\"path\": \"file-{cycle}.txt\"}}"))
                     .unwrap(),
                 resolved_command: Some(format!("cat file-{cycle}.txt")),
+                environment: None,
             }),
             EventPayload::ActionResult(ActionResult {
                 action_id: action_id.clone(),

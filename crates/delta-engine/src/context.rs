@@ -512,6 +512,7 @@ mod tests {
             run_id: RunId::parse("r1").unwrap(),
             task: task.to_owned(),
             agent_ref: "/a".to_owned(),
+            environment: None,
         })
     }
 
@@ -538,6 +539,7 @@ mod tests {
             tool_name: "t".to_owned(),
             tool_args: serde_json::Map::new(),
             resolved_command: None,
+            environment: None,
         })
     }
 

@@ -35,6 +35,8 @@ pub struct BatchSpec {
     pub retries: u32,
     /// No task starts once the batch's estimated cost reaches this.
     pub max_cost_usd: Option<f64>,
+    /// Where every task's tools run (`--environment`, `--environment-image`).
+    pub environment: crate::environment::EnvironmentChoice,
 }
 
 /// Why a batch cannot run or be read.
@@ -159,6 +161,8 @@ pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest), BatchError> {
         agent,
         retries: spec.retries,
         max_cost_usd: spec.max_cost_usd,
+        environment: spec.environment.kind,
+        environment_image: spec.environment.image.clone(),
         tasks,
         slurm: Vec::new(),
     };
@@ -180,6 +184,10 @@ pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest), BatchError> {
         }
         existing.retries = spec.retries;
         existing.max_cost_usd = spec.max_cost_usd;
+        existing.environment = spec.environment.kind;
+        existing
+            .environment_image
+            .clone_from(&spec.environment.image);
         dir.write_manifest(&existing)?;
         return Ok((dir, existing));
     }

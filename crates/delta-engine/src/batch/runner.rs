@@ -43,6 +43,8 @@ pub struct TaskRunner {
     pub dir: BatchDir,
     /// The batch's agent.
     pub agent: PathBuf,
+    /// `--environment` and `--environment-image` for every run.
+    pub environment: Vec<String>,
 }
 
 impl TaskRunner {
@@ -53,6 +55,18 @@ impl TaskRunner {
             delta: delta.to_path_buf(),
             dir: dir.clone(),
             agent: manifest.agent.clone(),
+            environment: manifest
+                .environment
+                .map(|kind| ["--environment".to_owned(), kind.as_str().to_owned()])
+                .into_iter()
+                .flatten()
+                .chain(
+                    manifest
+                        .environment_image
+                        .iter()
+                        .flat_map(|image| ["--environment-image".to_owned(), image.clone()]),
+                )
+                .collect(),
         }
     }
 
@@ -248,6 +262,7 @@ impl TaskRunner {
             "--format".to_owned(),
             "json".to_owned(),
         ];
+        args.extend(self.environment.iter().cloned());
         if let Some(n) = task.max_iterations {
             args.extend(["--max-iterations".to_owned(), n.to_string()]);
         }

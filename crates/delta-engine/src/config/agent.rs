@@ -8,7 +8,9 @@ use serde_saphyr::Spanned;
 
 use super::error::{ConfigError, sanitize};
 use super::imports::McpServersYaml;
-use super::raw::{AGENT_KEYS, AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYaml};
+use super::raw::{
+    AGENT_KEYS, AgentYaml, BudgetYaml, DurationYaml, EnvironmentYaml, HookMap, LlmYaml,
+};
 use super::suggest;
 use super::yaml::{self, TopLevelKeys};
 use crate::budget::{Budget, parse_duration};
@@ -71,6 +73,8 @@ pub struct AgentFile {
     pub output_schema: Option<Spanned<String>>,
     /// `ask_human:`, default true.
     pub ask_human: bool,
+    /// `environment:` as written (checked by the loader, which knows the paths).
+    pub environment: Option<Spanned<EnvironmentYaml>>,
     /// Hooks in the deprecated location, with the key they were found under.
     pub legacy_hooks: Option<(&'static str, HookMap)>,
     /// Warnings about this file (unknown keys).
@@ -140,6 +144,7 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
         },
         output_schema: raw.output_schema,
         ask_human: raw.ask_human.unwrap_or(true),
+        environment: raw.environment,
         legacy_hooks,
         warnings,
     })

@@ -62,6 +62,7 @@ pub use start::{NewRun, Origin};
 pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
+use crate::environment::{CallEnvironment, EnvironmentReport, Placement};
 use crate::hooks::{HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
 use crate::journal::{
     ActionRequest, ActionResult, EventPayload, Journal, JournalError, MessageLevel, RunEnd,
@@ -135,6 +136,10 @@ pub struct ActiveRun {
     /// Calls of the model's last turn still to run before it is asked again: those after
     /// an `ask_human` answered by `delta continue`.
     pending_calls: Vec<ToolCall>,
+    /// Where tool processes (and stdio MCP servers) start: the run's environment.
+    placement: Placement,
+    /// What each ACTION_REQUEST records of that environment (`None`: the host).
+    call_environment: Option<CallEnvironment>,
 }
 
 /// A step's outcome when it did not fail the engine: its value, or the reason the loop
@@ -185,6 +190,11 @@ impl ActiveRun {
             run_dir: self.paths.dir().to_path_buf(),
             model: agent.llm.model.clone(),
             max_iterations: self.metadata.max_iterations,
+            environment: self
+                .metadata
+                .environment
+                .as_ref()
+                .map(EnvironmentReport::summary),
         });
         let looped = match self.start_mcp(agent, observer, &mut shutdown).await {
             Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,

@@ -260,6 +260,10 @@ pub struct RunStart {
     pub task: String,
     /// Absolute path of the agent directory.
     pub agent_ref: String,
+    /// Where the run's tools execute and what that enforces (docs/environments.md);
+    /// absent when they run on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::EnvironmentReport>,
 }
 
 /// Payload of `USER_MESSAGE`.
@@ -353,6 +357,10 @@ pub struct ActionRequest {
     /// The command line that runs, quoted for display (null for built-in tools that run no
     /// external command, such as `ask_human`).
     pub resolved_command: Option<String>,
+    /// The environment that runs the call (kind; container and image ids); absent when it
+    /// runs on the host or runs nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::CallEnvironment>,
 }
 
 /// Outcome of a tool execution.

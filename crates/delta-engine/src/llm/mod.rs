@@ -24,7 +24,7 @@ mod stream;
 pub use client::{CallProgress, ClientSettings, LlmClient};
 pub use credentials::{
     API_KEY_VARIABLES, BASE_URL_VARIABLES, Credentials, CredentialsError, DEFAULT_BASE_URL, Origin,
-    Source, resolve_credentials,
+    Source, env_files, resolve_credentials,
 };
 pub use error::{AttemptFailure, AttemptRecord, ContextOverflow, LlmError, ResponseBody};
 pub use message::{AssistantMessage, ChatMessage, ToolCall, build_request};

@@ -138,6 +138,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
                 tool_name: call.name.clone(),
                 tool_args,
                 resolved_command: None,
+                environment: None,
             }));
         repairs
             .events

@@ -429,6 +429,10 @@ pub struct Metadata {
     /// replay`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_of: Option<ReplayRef>,
+    /// Where the tools of the process that took the run last execute, and what that
+    /// enforces (absent on the host); RUN_START holds the first process's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::EnvironmentReport>,
 }
 
 /// Where a fork comes from: the parent run and the seq its journal was cut at.
@@ -482,6 +486,7 @@ impl Metadata {
             start_time: now,
             parent: None,
             replay_of: None,
+            environment: None,
         }
     }
 

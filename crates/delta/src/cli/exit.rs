@@ -4,6 +4,7 @@
 //! lacks, 1 for the rest).
 
 use delta_engine::batch::BatchError;
+use delta_engine::environment::EnvironmentError;
 use delta_engine::eval::EvalError;
 use delta_engine::launch::LaunchError;
 use delta_engine::output::Exit;
@@ -21,6 +22,8 @@ pub(super) fn launch(error: &LaunchError) -> Exit {
         | LaunchError::Fsync(_)
         | LaunchError::OutputSchema(_)
         | LaunchError::UnknownPrice { .. } => Exit::Config,
+        LaunchError::Environment(EnvironmentError::ImageWithoutContainer { .. }) => Exit::Usage,
+        LaunchError::Environment(_) => Exit::Config,
         LaunchError::BudgetSpent { .. } => Exit::Usage,
         LaunchError::Workspace(error) => workspace(error),
         LaunchError::NoAnswer { .. } => Exit::Usage,

@@ -17,6 +17,7 @@ mod batch;
 mod completions;
 mod continue_;
 mod drive;
+mod env;
 mod error;
 mod eval;
 mod exit;
@@ -94,6 +95,8 @@ enum Command {
     Batch(batch::BatchArgs),
     /// Run a benchmark in Harbor's task format: verified trials, scores with honest statistics.
     Eval(eval::EvalArgs),
+    /// Where tools run: `delta env probe` shows what this machine can enforce.
+    Env(env::EnvArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
 }
@@ -123,6 +126,7 @@ pub fn run() -> Result<Exit, CliError> {
         Command::Tool(args) => args.run(),
         Command::Batch(args) => args.run(),
         Command::Eval(args) => args.run(),
+        Command::Env(args) => args.run(),
         Command::Completions(args) => args.run(),
     }
 }

@@ -9,6 +9,7 @@ mod batch;
 mod cli;
 mod config;
 mod e2e;
+mod environment;
 mod eval;
 mod export;
 mod hooks;

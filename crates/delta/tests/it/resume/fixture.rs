@@ -88,6 +88,7 @@ pub fn request(action_id: &str, call_id: &str, tool: &str) -> EventPayload {
         tool_name: tool.to_owned(),
         tool_args: serde_json::Map::new(),
         resolved_command: Some(format!("{tool} ...")),
+        environment: None,
     })
 }
 
@@ -166,6 +167,7 @@ impl Fixture {
             run_id,
             task: "Do the task".to_owned(),
             agent_ref: "/agents/bot".to_owned(),
+            environment: None,
         })]);
         fixture
     }
