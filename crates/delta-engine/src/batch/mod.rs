@@ -18,6 +18,7 @@ pub(crate) use dir::{percentile, write_atomic};
 pub use local::{
     BatchObserver, Drive, LocalOutcome, Progress, drive_pool, pool_runtime, run_local,
 };
+pub(crate) use runner::copy_dir;
 pub use runner::{Next, TaskRunner};
 pub use slurm::{ArrayJob, JobState, SlurmOptions, job_states, run_worker, submit, submit_array};
 pub use tasks::{Task, TaskFileError, load_tasks};

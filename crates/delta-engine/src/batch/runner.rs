@@ -330,7 +330,7 @@ pub fn stopped_by_budget(metadata: &crate::run::Metadata) -> bool {
 }
 
 /// Copies the directory `from` to `to` (files, directories and symlinks as links).
-fn copy_dir(from: &Path, to: &Path) -> Result<(), BatchError> {
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<(), BatchError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| BatchError::Io { path, source }

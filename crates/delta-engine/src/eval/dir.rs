@@ -70,7 +70,7 @@ impl Manifest {
         let names = |m: &Manifest| {
             m.tasks
                 .iter()
-                .map(|t| (t.name.clone(), t.sha256.clone()))
+                .map(|t| (t.name.clone(), t.content_hash.clone()))
                 .collect::<Vec<_>>()
         };
         if tasks && names(self) != names(other) {

@@ -13,6 +13,7 @@ mod runner;
 pub mod stats;
 pub mod task;
 mod taskset;
+pub mod trial;
 
 use std::path::PathBuf;
 

@@ -23,8 +23,9 @@ pub struct Task {
     pub id: String,
     /// The task directory.
     pub dir: PathBuf,
-    /// SHA-256 of the task directory's files (paths, modes, contents), hex.
-    pub sha256: String,
+    /// The content hash of the task directory's files (paths, modes, contents), as the
+    /// container environment hashes a build directory.
+    pub content_hash: String,
     /// What `task.toml` says that Delta uses.
     pub config: TaskConfig,
 }
@@ -188,13 +189,13 @@ pub fn load_task(dir: &Path, shown: &Path) -> Loaded {
     if !loaded.problems.is_empty() {
         return loaded;
     }
-    match hash_dir(dir) {
-        Ok(sha256) => {
+    match crate::environment::container::content_hash(dir) {
+        Ok(content_hash) => {
             loaded.task = Some(Task {
                 name,
                 id,
                 dir: dir.to_path_buf(),
-                sha256,
+                content_hash,
                 config,
             });
         }
@@ -732,50 +733,6 @@ pub fn strip_canary(text: &str) -> String {
         rest.push('\n');
     }
     rest
-}
-
-/// SHA-256 of a directory's files: every path (relative, sorted), its kind and mode, and
-/// its contents (a symlink's target), so any edit of a task changes it.
-///
-/// # Errors
-/// When a file cannot be read.
-pub fn hash_dir(dir: &Path) -> std::io::Result<String> {
-    let mut context = ring::digest::Context::new(&ring::digest::SHA256);
-    hash_into(dir, Path::new(""), &mut context)?;
-    Ok(hex(context.finish().as_ref()))
-}
-
-fn hash_into(
-    dir: &Path,
-    relative: &Path,
-    context: &mut ring::digest::Context,
-) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let mut entries: Vec<_> = fs_err::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(fs_err::DirEntry::file_name);
-    for entry in entries {
-        let path = entry.path();
-        let name = relative.join(entry.file_name());
-        let metadata = fs_err::symlink_metadata(&path)?;
-        context.update(name.as_os_str().as_encoded_bytes());
-        context.update(&metadata.permissions().mode().to_le_bytes());
-        if metadata.is_dir() {
-            context.update(b"/");
-            hash_into(&path, &name, context)?;
-        } else if metadata.file_type().is_symlink() {
-            context.update(fs_err::read_link(&path)?.as_os_str().as_encoded_bytes());
-        } else if metadata.is_file() {
-            context.update(&fs_err::read(&path)?);
-        }
-        context.update(b"\0");
-    }
-    Ok(())
-}
-
-/// Lowercase hex of `bytes`.
-#[must_use]
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

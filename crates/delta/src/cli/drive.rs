@@ -90,6 +90,7 @@ impl EnvironmentArgs {
         EnvironmentChoice {
             kind: self.environment,
             image: self.environment_image.clone(),
+            replace: None,
         }
     }
 }

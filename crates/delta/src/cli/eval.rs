@@ -10,12 +10,15 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum, ValueHint};
 
 use super::batch::{Executor, Finished, ProgressLines};
+use super::drive::TerminalFrontend;
 use super::error::CliError;
 use super::render;
+use super::stream::StreamRenderer;
 use delta_engine::batch::{LocalOutcome, SlurmOptions};
 use delta_engine::budget::parse_duration;
 use delta_engine::eval::compare::{Change, Comparison};
 use delta_engine::eval::report::{Report, Scores};
+use delta_engine::eval::trial::{Reporting, TrialEnd};
 use delta_engine::eval::{self, EvalSpec, TrialDone, TrialLimits};
 use delta_engine::output::Exit;
 
@@ -52,6 +55,9 @@ enum EvalCommand {
     Compare(CompareArgs),
     /// Run one trial of a Slurm submission (what each array task of the job runs).
     Worker(WorkerArgs),
+    /// Run one trial to its verdict (what the executors start for each trial).
+    #[command(hide = true)]
+    Trial(TrialArgs),
 }
 
 /// What stdout gets.
@@ -150,6 +156,17 @@ struct WorkerArgs {
 }
 
 #[derive(Debug, Args)]
+struct TrialArgs {
+    /// The eval directory.
+    #[arg(value_name = "EVAL_DIR", value_hint = ValueHint::DirPath)]
+    dir: PathBuf,
+
+    /// The trial: `<task>.<attempt>`.
+    #[arg(long, value_name = "ID")]
+    trial: String,
+}
+
+#[derive(Debug, Args)]
 struct ReportArgs {
     /// The eval directory (`--out` of `delta eval run`).
     #[arg(value_name = "EVAL_DIR", value_hint = ValueHint::DirPath)]
@@ -180,6 +197,7 @@ impl EvalArgs {
         match self.command {
             EvalCommand::Run(args) => args.run(),
             EvalCommand::Worker(args) => args.run(),
+            EvalCommand::Trial(args) => args.run(),
             EvalCommand::Report(args) => args.run(),
             EvalCommand::Compare(args) => args.run(),
         }
@@ -296,6 +314,29 @@ impl WorkerArgs {
             TrialDone::Verdict(_) => Exit::Success,
             TrialDone::Interrupted(_) => Exit::Interrupted,
         })
+    }
+}
+
+impl TrialArgs {
+    fn run(self) -> Result<Exit, CliError> {
+        let (dir, manifest) = eval::open(&self.dir)?;
+        // The agent's live stream goes to stderr, which the executor made the trial's log.
+        let mut observer = StreamRenderer::stderr(false);
+        let mut frontend = TerminalFrontend { yes: true };
+        let reporting = Reporting {
+            observer: &mut observer,
+            frontend: &mut frontend,
+        };
+        match eval::trial::run_trial(&dir, &manifest, &self.trial, reporting)? {
+            TrialEnd::Verdict(result) => {
+                render::stderr(&format!("{}\n", TrialDone::Verdict(result).line()));
+                Ok(Exit::Success)
+            }
+            TrialEnd::Interrupted => {
+                render::stderr(&format!("{} interrupted: no verdict\n", self.trial));
+                Ok(Exit::Interrupted)
+            }
+        }
     }
 }
 
