@@ -35,9 +35,6 @@ use crate::trajectory::Trajectory;
 
 /// The workdir of a task that names none and whose image's WORKDIR is `/`.
 const DEFAULT_WORKDIR: &str = "/app";
-/// Output of a command run in the container for the trial's own steps.
-const STEP_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// How a trial ended.
 #[derive(Debug)]
 pub enum TrialEnd {
@@ -251,7 +248,10 @@ impl Trial<'_> {
     /// (the lock and the log stay).
     fn clear_lost_try(&self) -> Result<(), EvalError> {
         let workspace = self.dir.workspace(&self.trial.id);
-        if let Some(program) = crate::environment::on_path(Runtime::Podman.program()) {
+        // Only a try that got as far as its workspace can have left a container.
+        if workspace.exists()
+            && let Some(program) = crate::environment::on_path(Runtime::Podman.program())
+        {
             container::remove(
                 &program,
                 Runtime::Podman,
@@ -411,7 +411,16 @@ impl Trial<'_> {
     /// the eval's trials share; or `docker_image`) and its workdir. `Ok(None)`: stopped.
     fn place(&self) -> Result<Option<Place>, Failure> {
         let start = |message: String| Failure::new(ErrorClass::EnvironmentStart, message, None);
-        let program = container::find_runtime(Runtime::Podman).map_err(|e| start(e.to_string()))?;
+        // Found on PATH only: `info` (the environment's full check, 1 to 3 s) runs when the
+        // agent's run starts, and the oracle's container start says what is wrong.
+        let program = crate::environment::on_path(Runtime::Podman.program()).ok_or_else(|| {
+            start(
+                crate::environment::EnvironmentError::RuntimeMissing {
+                    runtime: Runtime::Podman.program().to_owned(),
+                }
+                .to_string(),
+            )
+        })?;
         let images = self.dir.images_dir();
         fs_err::create_dir_all(&images).map_err(|e| start(e.to_string()))?;
         let log = images.join(format!("{}.log", self.task.id));
@@ -815,42 +824,37 @@ impl Trial<'_> {
                 "the trial has no container to verify in".to_owned(),
             )));
         };
-        let prepare = "rm -f /logs/verifier/reward.txt /logs/verifier/reward.json && \
-                       mkdir -p /logs/verifier /logs/agent /tests";
-        match self.exec(&placement, workspace, prepare, Vec::new(), STEP_TIMEOUT) {
-            None => return Ok(None),
-            Some(Ok(outcome)) if outcome.exit_code == Some(0) => {}
-            Some(Ok(outcome)) => {
-                return Ok(Some(crashed(format!(
-                    "the container could not prepare /logs and /tests ({}): {}",
-                    outcome.exit_text(),
-                    String::from_utf8_lossy(&outcome.stderr.to_vec()).trim()
-                ))));
-            }
-            Some(Err(error)) => return Ok(Some(crashed(error.to_string()))),
-        }
-        if let Some(trajectory) = run.and_then(|r| r.trajectory.as_ref()) {
-            if let Err(error) = container::copy_in(
-                &place.program,
-                name,
-                trajectory,
-                "/logs/agent/trajectory.json",
-            ) {
-                return Ok(Some(crashed(error.to_string())));
-            }
-        }
-        if let Err(error) =
-            container::copy_in(&place.program, name, &self.task.tests_dir(), "/tests")
-        {
-            return Ok(Some(crashed(error.to_string())));
+        // One copy brings /tests and the trajectory in: `stage/` holds them as they go.
+        let stage = self.trial_dir().join("stage");
+        let staged = crate::batch::copy_dir(&self.task.tests_dir(), &stage.join("tests"))
+            .map_err(|e| e.to_string())
+            .and_then(|()| match run.and_then(|r| r.trajectory.as_ref()) {
+                Some(trajectory) => {
+                    let into = stage.join("logs").join("agent");
+                    fs_err::create_dir_all(&into)
+                        .and_then(|()| fs_err::copy(trajectory, into.join("trajectory.json")))
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }
+                None => Ok(()),
+            });
+        let copied = staged.and_then(|()| {
+            container::copy_in(&place.program, name, &stage, "/").map_err(|e| e.to_string())
+        });
+        let _ = fs_err::remove_dir_all(&stage);
+        if let Err(message) = copied {
+            return Ok(Some(crashed(message)));
         }
         let timeout = Duration::from_secs_f64(
             self.task.config.verifier_timeout_sec * self.manifest.timeout_multiplier,
         );
+        // Stale rewards go first: the agent could have written them.
         let Some(ran) = self.exec(
             &placement,
             workspace,
-            "chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1",
+            "rm -f /logs/verifier/reward.txt /logs/verifier/reward.json && \
+             mkdir -p /logs/verifier && chmod +x /tests/test.sh && \
+             (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1",
             self.env(&self.task.config.verifier_env),
             timeout,
         ) else {
