@@ -4,10 +4,12 @@
 //! directory says what is next: a verdict is final (never verified twice), a held lock is
 //! a trial still running (an orphan of a killed driver: wait for it), anything else runs.
 
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
 use tokio::process::Command;
 
 use super::dir::{
@@ -135,7 +137,8 @@ impl TrialRunner {
     }
 
     /// Runs `delta eval trial ROOT --trial ID` in its own process group, its stderr in the
-    /// trial's log; `on_child` learns its pid.
+    /// trial's log; `on_child` learns its pid. Its exit code, 130 when SIGINT or SIGTERM
+    /// ended it, `None` when another signal did.
     async fn spawn(
         &self,
         trial: &TrialRef,
@@ -172,7 +175,12 @@ impl TrialRunner {
             })?;
         on_child(child.id());
         let status = child.wait().await.map_err(io)?;
-        Ok(status.code())
+        // A Ctrl-C passed on before the trial installed its handlers (it was starting)
+        // ends it by the signal itself: stopped, as a trial that exits 130 is.
+        let stopped = status.signal().is_some_and(|signal| {
+            signal == Signal::SIGINT as i32 || signal == Signal::SIGTERM as i32
+        });
+        Ok(if stopped { Some(130) } else { status.code() })
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod errors;
 mod examples;
+mod policy;
 mod report;
 mod resume;
 mod slurm;
