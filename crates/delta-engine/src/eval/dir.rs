@@ -215,6 +215,9 @@ pub struct Durations {
     pub agent: u64,
     /// The verifier, copying the tests in and the output out included.
     pub verifier: u64,
+    /// Removing the container at the end.
+    #[serde(default)]
+    pub cleanup: u64,
     /// The whole trial, as its process saw it.
     pub total: u64,
 }

@@ -103,9 +103,11 @@ pub fn run_trial(
     };
     run.clear_lost_try()?;
     let outcome = run.run(reporting);
+    let cleanup = Instant::now();
     if let Some((program, name)) = &run.container {
         container::remove(program, Runtime::Podman, name);
     }
+    run.durations.cleanup = elapsed_ms(cleanup);
     match outcome? {
         Some(mut result) => {
             result.durations_ms = Durations {
