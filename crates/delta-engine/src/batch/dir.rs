@@ -182,15 +182,7 @@ impl BatchDir {
     /// # Errors
     /// When it is missing or unreadable.
     pub fn read_manifest(&self) -> Result<Manifest, BatchError> {
-        let path = self.manifest_path();
-        let bytes = std::fs::read(&path).map_err(|source| BatchError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| BatchError::Corrupt {
-            path,
-            problem: e.to_string(),
-        })
+        read_json(&self.manifest_path())
     }
 
     /// Writes `batch.json` (replaced atomically).
@@ -198,11 +190,7 @@ impl BatchDir {
     /// # Errors
     /// I/O errors.
     pub fn write_manifest(&self, manifest: &Manifest) -> Result<(), BatchError> {
-        let bytes = serde_json::to_vec_pretty(manifest).map_err(|e| BatchError::Corrupt {
-            path: self.manifest_path(),
-            problem: e.to_string(),
-        })?;
-        write_atomic(&self.manifest_path(), &bytes)
+        write_json(&self.manifest_path(), manifest)
     }
 
     /// Appends one line to `results.jsonl` (see [`append_line`]).
@@ -234,11 +222,7 @@ impl BatchDir {
     /// I/O errors.
     pub fn write_summary(&self, manifest: &Manifest) -> Result<Summary, BatchError> {
         let summary = summarize(manifest, &self.results());
-        let bytes = serde_json::to_vec_pretty(&summary).map_err(|e| BatchError::Corrupt {
-            path: self.root.join("summary.json"),
-            problem: e.to_string(),
-        })?;
-        write_atomic(&self.root.join("summary.json"), &bytes)?;
+        write_json(&self.root.join("summary.json"), &summary)?;
         Ok(summary)
     }
 }
@@ -324,7 +308,34 @@ pub(crate) fn percentile(values: &[u64], p: usize) -> u64 {
     values[rank - 1]
 }
 
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BatchError> {
+/// Reads the JSON file `path` (a manifest: batch.json, eval.json).
+///
+/// # Errors
+/// When it is missing, unreadable or not a `T`.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, BatchError> {
+    let bytes = std::fs::read(path).map_err(|source| BatchError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| BatchError::Corrupt {
+        path: path.to_path_buf(),
+        problem: e.to_string(),
+    })
+}
+
+/// Writes `value` as pretty JSON to `path`, replacing it atomically.
+///
+/// # Errors
+/// I/O errors.
+pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), BatchError> {
+    let bytes = serde_json::to_vec_pretty(value).map_err(|e| BatchError::Corrupt {
+        path: path.to_path_buf(),
+        problem: e.to_string(),
+    })?;
+    write_atomic(path, &bytes)
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BatchError> {
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
     let io = |source| BatchError::Io {
         path: path.to_path_buf(),

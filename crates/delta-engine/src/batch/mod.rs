@@ -14,12 +14,12 @@ use std::path::PathBuf;
 pub use dir::{
     BatchDir, Manifest, Submission, Summary, TaskResult, append_line, read_lines, summarize,
 };
-pub(crate) use dir::{percentile, write_atomic};
+pub(crate) use dir::{percentile, read_json, write_json};
 pub use local::{
     BatchObserver, Drive, LocalOutcome, Progress, drive_pool, pool_runtime, run_local,
 };
-pub(crate) use runner::copy_dir;
 pub use runner::{Next, TaskRunner};
+pub(crate) use runner::{copy_dir, run_child};
 pub use slurm::{ArrayJob, JobState, SlurmOptions, job_states, run_worker, submit, submit_array};
 pub use tasks::{Task, TaskFileError, load_tasks};
 

@@ -288,34 +288,45 @@ impl TaskRunner {
         on_child: &impl Fn(Option<u32>),
     ) -> Result<Option<i32>, BatchError> {
         let workspace = self.dir.workspace(&task.id);
-        let log = workspace.join(".delta-batch.log");
-        let io = |source| BatchError::Io {
-            path: log.clone(),
-            source,
-        };
-        let stderr = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .map_err(io)?;
-        let mut child = Command::new(&self.delta)
-            .args(args)
-            .envs(&task.env)
-            .current_dir(&workspace)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .process_group(0)
-            .kill_on_drop(false)
-            .spawn()
-            .map_err(|source| BatchError::Spawn {
-                program: self.delta.clone(),
-                source,
-            })?;
-        on_child(child.id());
-        let status = child.wait().await.map_err(io)?;
+        let mut command = Command::new(&self.delta);
+        command.args(args).envs(&task.env).current_dir(&workspace);
+        let status = run_child(command, &workspace.join(".delta-batch.log"), on_child).await?;
         Ok(status.code())
     }
+}
+
+/// Runs `command` (a `delta` child of a batch or an eval) in its own process group, with
+/// no input, its stderr appended to `log`, to its end; `on_child` learns its pid.
+///
+/// # Errors
+/// When the log cannot be opened or the child started or waited for.
+pub(crate) async fn run_child(
+    mut command: Command,
+    log: &Path,
+    on_child: &(impl Fn(Option<u32>) + ?Sized),
+) -> Result<std::process::ExitStatus, BatchError> {
+    let io = |source| BatchError::Io {
+        path: log.to_path_buf(),
+        source,
+    };
+    let stderr = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(io)?;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .process_group(0)
+        .kill_on_drop(false)
+        .spawn()
+        .map_err(|source| BatchError::Spawn {
+            program: PathBuf::from(command.as_std().get_program()),
+            source,
+        })?;
+    on_child(child.id());
+    child.wait().await.map_err(io)
 }
 
 /// Whether the run's own iteration, cost, tokens or time budget stopped it.

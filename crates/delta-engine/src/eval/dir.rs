@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::task::Task;
-use crate::batch::{BatchError, Submission, append_line, read_lines};
+use crate::batch::{BatchError, Submission, append_line, read_json, read_lines, write_json};
 
 /// `eval.json`: what the eval was asked to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -376,15 +376,7 @@ impl EvalDir {
     /// # Errors
     /// When it is missing or unreadable.
     pub fn read_manifest(&self) -> Result<Manifest, BatchError> {
-        let path = self.manifest_path();
-        let bytes = std::fs::read(&path).map_err(|source| BatchError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| BatchError::Corrupt {
-            path,
-            problem: e.to_string(),
-        })
+        read_json(&self.manifest_path())
     }
 
     /// Writes `eval.json` (replaced atomically).
@@ -426,16 +418,4 @@ impl EvalDir {
     pub fn write_verdict(&self, result: &TrialResult) -> Result<(), BatchError> {
         write_json(&self.verdict_path(&result.trial), result)
     }
-}
-
-/// Writes `value` as pretty JSON to `path`, replacing it atomically.
-///
-/// # Errors
-/// I/O errors.
-pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), BatchError> {
-    let bytes = serde_json::to_vec_pretty(value).map_err(|e| BatchError::Corrupt {
-        path: path.to_path_buf(),
-        problem: e.to_string(),
-    })?;
-    crate::batch::write_atomic(path, &bytes)
 }

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 pub use dir::{
     Durations, ErrorClass, EvalDir, Manifest, TrialError, TrialLimits, TrialPaths, TrialRef,
-    TrialResult, TrialStatus, trial_id, write_json,
+    TrialResult, TrialStatus, trial_id,
 };
 pub use runner::{TrialDone, TrialRunner, pending};
 pub use taskset::{TaskSet, load_task_set};
@@ -28,7 +28,7 @@ use std::path::Path;
 
 use crate::batch::{
     ArrayJob, BatchError, BatchObserver, LocalOutcome, SlurmOptions, Submission, drive_pool,
-    pool_runtime, submit_array,
+    pool_runtime, submit_array, write_json,
 };
 
 /// What `delta eval run` was asked.

@@ -6,7 +6,6 @@
 
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
@@ -16,7 +15,7 @@ use super::dir::{
     Durations, ErrorClass, EvalDir, Manifest, TrialError, TrialPaths, TrialRef, TrialResult,
     TrialStatus,
 };
-use crate::batch::{BatchError, Drive};
+use crate::batch::{BatchError, Drive, run_child};
 use crate::run::{RunLock, is_locked_by_other};
 
 /// How long to wait between looks at a trial another process runs.
@@ -145,36 +144,19 @@ impl TrialRunner {
         on_child: &(dyn Fn(Option<u32>) + Send + Sync),
     ) -> Result<Option<i32>, BatchError> {
         let trial_dir = self.dir.trial_dir(&trial.id);
-        let log = trial_dir.join("trial.log");
-        let io = |source| BatchError::Io {
-            path: log.clone(),
+        std::fs::create_dir_all(&trial_dir).map_err(|source| BatchError::Io {
+            path: trial_dir.clone(),
             source,
-        };
-        std::fs::create_dir_all(&trial_dir).map_err(io)?;
-        let stderr = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .map_err(io)?;
-        let mut child = Command::new(&self.delta)
+        })?;
+        let mut command = Command::new(&self.delta);
+        command
             .arg("eval")
             .arg("trial")
             .arg(self.dir.root())
             .arg("--trial")
             .arg(&trial.id)
-            .current_dir(&trial_dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .process_group(0)
-            .kill_on_drop(false)
-            .spawn()
-            .map_err(|source| BatchError::Spawn {
-                program: self.delta.clone(),
-                source,
-            })?;
-        on_child(child.id());
-        let status = child.wait().await.map_err(io)?;
+            .current_dir(&trial_dir);
+        let status = run_child(command, &trial_dir.join("trial.log"), on_child).await?;
         // A Ctrl-C passed on before the trial installed its handlers (it was starting)
         // ends it by the signal itself: stopped, as a trial that exits 130 is.
         let stopped = status.signal().is_some_and(|signal| {
