@@ -135,7 +135,8 @@ impl BatchArgs {
     }
 }
 
-fn delta_binary() -> Result<PathBuf, CliError> {
+/// The `delta` binary the children of a batch or an eval are started from: this one.
+pub(super) fn delta_binary() -> Result<PathBuf, CliError> {
     std::env::current_exe().map_err(CliError::CurrentDir)
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum, ValueHint};
 
-use super::batch::{Executor, Finished, ProgressLines};
+use super::batch::{Executor, Finished, ProgressLines, delta_binary};
 use super::drive::TerminalFrontend;
 use super::error::CliError;
 use super::render;
@@ -202,10 +202,6 @@ impl EvalArgs {
             EvalCommand::Compare(args) => args.run(),
         }
     }
-}
-
-fn delta_binary() -> Result<PathBuf, CliError> {
-    std::env::current_exe().map_err(CliError::CurrentDir)
 }
 
 impl RunArgs {
