@@ -170,8 +170,9 @@ impl Redactor {
             .min_by_key(|(start, _)| *start)
     }
 
-    /// The longest secret: how many bytes a stream must hold back.
-    fn longest(&self) -> usize {
+    /// The longest secret: how many bytes a stream must hold back, and how far past the
+    /// part of a file it keeps a bounded reader must read to see every secret in it whole.
+    pub(crate) fn longest(&self) -> usize {
         self.secrets.first().map_or(0, |secret| secret.len())
     }
 }

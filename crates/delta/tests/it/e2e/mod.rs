@@ -11,6 +11,7 @@ mod faults;
 mod fork;
 mod formats;
 mod hello_world;
+mod hostile_context;
 mod live_stream;
 mod mcp;
 pub(crate) mod real_llm;
