@@ -14,6 +14,7 @@ mod hello_world;
 mod hostile_context;
 mod live_stream;
 mod mcp;
+mod mcp_edges;
 pub(crate) mod real_llm;
 mod replay;
 mod run_files;
