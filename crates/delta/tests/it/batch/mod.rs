@@ -2,6 +2,8 @@
 //! bad task files, and a Slurm array job on the real single-node cluster that
 //! `tests/slurm/start-cluster.sh` starts (`.ci/run` runs it as root).
 
+mod hostile;
+
 use std::fs;
 use std::path::Path;
 use std::process::{Child, Command};
