@@ -198,6 +198,10 @@ impl TaskRunner {
                         }
                         continue;
                     }
+                    // A stop during the copy left no workspace: none is made by a child.
+                    if stop.requested().is_some() {
+                        return Ok(None);
+                    }
                     (self.start_args(task), Some(task.message.as_str()))
                 }
                 Next::Resume => (self.continue_args(task, None), None),

@@ -35,9 +35,12 @@ pub fn under_memory_limit(command: &Command, mib: u64) -> Command {
     wrapped
 }
 
-/// Starts `command` with stdin closed, stdout discarded and stderr piped.
+/// Starts `command` in a process group of its own (so that the guard can kill what it
+/// started too: a shell's children), stdin closed, stdout discarded and stderr piped.
 pub fn start(mut command: Command) -> Child {
+    use std::os::unix::process::CommandExt as _;
     command
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -45,8 +48,8 @@ pub fn start(mut command: Command) -> Child {
         .expect("start the process")
 }
 
-/// Waits for `child` at most `guard`; past it the child is killed and the test fails,
-/// naming `what` it was doing. Its stderr is drained meanwhile, so a talkative child
+/// Waits for `child` (started by [`start`]) at most `guard`; past it its process group is
+/// killed and the test fails, naming `what` it was doing. Its stderr is drained meanwhile, so a talkative child
 /// never blocks on a full pipe.
 #[track_caller]
 pub fn finish_within(mut child: Child, guard: Duration, what: &str) -> Ended {
@@ -64,7 +67,12 @@ pub fn finish_within(mut child: Child, guard: Duration, what: &str) -> Ended {
             break status;
         }
         if started.elapsed() > guard {
-            let _ = child.kill();
+            if let Ok(pid) = i32::try_from(child.id()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
             let _ = child.wait();
             panic!(
                 "still running after {guard:?} ({what}); killed\n--- stderr ---\n{}",
