@@ -110,10 +110,11 @@ pub(super) enum CallError {
     Refused(String),
     /// The connection failed: the server crashed, exited or hung up.
     Lost(String),
-    /// The answer was a message of `bytes` bytes, over [`MAX_MESSAGE_BYTES`]: dropped.
+    /// The answer was a message over [`MAX_MESSAGE_BYTES`]: dropped.
     TooLarge {
-        /// Its size, newline included.
-        bytes: usize,
+        /// Its size, newline included, when it was read to its end (stdio); over HTTP the
+        /// client stops reading at the limit.
+        bytes: Option<usize>,
     },
 }
 
@@ -281,11 +282,16 @@ impl Connection {
         // its timeout).
         let answered = tokio::select! {
             answered = self.client.call_tool(params) => answered,
-            Some(bytes) = dropped => return Err(CallError::TooLarge { bytes }),
+            Some(bytes) = dropped => return Err(CallError::TooLarge { bytes: Some(bytes) }),
         };
         match answered {
             Ok(result) => Ok(serde_json::to_value(&result).unwrap_or(Value::Null)),
             Err(rmcp::ServiceError::McpError(error)) => Err(CallError::Refused(error.to_string())),
+            // The streamable-HTTP client refused a response body over its limit (the same
+            // 16 MiB): the request failed, not the server.
+            Err(rmcp::ServiceError::TransportSend(error)) if body_too_large(&error) => {
+                Err(CallError::TooLarge { bytes: None })
+            }
             Err(error) => {
                 self.lost = true;
                 // A killed server closes its pipes before it becomes a zombie: give its
@@ -392,6 +398,17 @@ impl Process {
             Ok(_) | Err(_) => text,
         }
     }
+}
+
+/// Whether `error` is the streamable-HTTP client refusing a response body over its limit.
+fn body_too_large(error: &rmcp::transport::DynamicTransportError) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    matches!(
+        error
+            .error
+            .downcast_ref::<StreamableHttpError<reqwest::Error>>(),
+        Some(StreamableHttpError::ResponseBodyTooLarge { .. })
+    )
 }
 
 /// A stdio server's stdout as rmcp reads it, with the length of each line counted on the

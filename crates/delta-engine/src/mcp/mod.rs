@@ -322,11 +322,12 @@ impl McpServers {
             }
             Ok(Err(CallError::TooLarge { bytes })) => McpCallOutcome::error(
                 format!(
-                    "Error: MCP server '{}' answered the call to '{}' with a message of {bytes} \
-                     bytes, over the limit of {MAX_MESSAGE_BYTES} bytes (16 MiB); the answer \
-                     was dropped. Ask the tool for less at a time (a page, a range, a \
-                     summary).",
-                    tool.server, tool.tool
+                    "Error: MCP server '{}' answered the call to '{}' with a message {}over \
+                     the limit of {MAX_MESSAGE_BYTES} bytes (16 MiB); the answer was dropped. \
+                     Ask the tool for less at a time (a page, a range, a summary).",
+                    tool.server,
+                    tool.tool,
+                    bytes.map_or_else(String::new, |bytes| format!("of {bytes} bytes, "))
                 ),
                 "too large",
                 elapsed,

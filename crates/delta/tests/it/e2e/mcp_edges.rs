@@ -205,3 +205,96 @@ fn tools_has_command(tools: &[Value]) -> bool {
         .iter()
         .any(|tool| tool["function"]["description"] == "the command tool")
 }
+
+/// The same tools over streamable HTTP, answering with plain JSON bodies; prints its port.
+const HTTP_SERVER: &str = r#"
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+    def do_POST(self):
+        message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        if "id" not in message:
+            self.send_response(202)
+            self.end_headers()
+            return
+        reply = {"jsonrpc": "2.0", "id": message["id"]}
+        method = message.get("method")
+        if method == "initialize":
+            reply["result"] = {"protocolVersion": message["params"]["protocolVersion"],
+                               "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}
+        elif method == "tools/list":
+            reply["result"] = {"tools": [{"name": "big", "description": "big", "inputSchema": {"type": "object"}}]}
+        else:
+            reply["result"] = {"content": [{"type": "text", "text": "x" * message["params"]["arguments"]["bytes"]}]}
+        body = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Mcp-Session-Id", "s1")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except BrokenPipeError:
+            pass
+    def do_DELETE(self):
+        self.send_response(200)
+        self.end_headers()
+server = HTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+/// A child process killed when the test ends, however it ends.
+struct Background(std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Over streamable HTTP the client refuses a body over the same 16 MiB: the call ends at
+/// once saying so (it used to say the server had stopped), and the server is not
+/// restarted for it.
+#[test]
+fn an_http_answer_over_the_limit_ends_the_call_at_once() {
+    let test = Test::new().file("http_server.py", HTTP_SERVER);
+    let mut child = std::process::Command::new("python3")
+        .arg(test.path().join("http_server.py"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut port = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut port,
+    )
+    .expect("the port");
+    let _server = Background(child);
+    let model = mock(
+        "steps:\n  - message: {tool_calls: [{name: py__big, arguments: {bytes: 17825792}}]}\n  - message: {content: done}\n",
+    );
+    let test = delta(test, &model)
+        .agent(
+            "agent",
+            &format!(
+                "name: edges\nllm: {{model: gpt-4o-mini}}\nmcp_servers:\n  py:\n    url: http://127.0.0.1:{}/mcp\n    timeout_ms: 60000\n",
+                port.trim()
+            ),
+        )
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "--run-id", "r", "-m", "Go.",
+        ]);
+    let ended = finish_within(start(test.command()), GUARD, "a run calling a tool");
+    assert_eq!(ended.code, Some(0), "{}", ended.stderr);
+    let results = observations(&test.path().join("ws"));
+    assert_eq!(
+        results[0]["observation_content"],
+        "Error: MCP server 'py' answered the call to 'big' with a message over the limit of \
+         16777216 bytes (16 MiB); the answer was dropped. Ask the tool for less at a time (a \
+         page, a range, a summary)."
+    );
+}
