@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::process::Command;
 
 use super::BatchError;
@@ -23,7 +23,7 @@ use super::lock::TaskLock;
 use super::tasks::Task;
 use crate::engine::Shutdown;
 use crate::run::{Metadata, RunId, RunPaths, RunStatus, is_being_created, is_locked_by_other};
-use crate::secrets::Redactor;
+use crate::secrets::{Redactor, keep_tail, pump_redacted};
 
 /// How long to wait between looks at a run (or a task) another process still drives.
 const OWNER_POLL: Duration = Duration::from_millis(200);
@@ -542,47 +542,22 @@ async fn sleep_or_stop(duration: Duration, stop: &Shutdown) -> bool {
 /// and returns its last [`STDERR_TAIL`] bytes. A log that cannot be written (a full
 /// disk) loses the copy, not the child.
 async fn pump_stderr(
-    mut stderr: tokio::process::ChildStderr,
+    stderr: tokio::process::ChildStderr,
     workspace: PathBuf,
     redactor: Redactor,
 ) -> String {
-    let mut log = tokio::fs::OpenOptions::new()
+    let log = tokio::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(workspace.join(".delta-batch.log"))
         .await
         .ok();
-    let mut redact = redactor.stream();
-    let mut buffer = vec![0; 8192];
-    let mut out = Vec::new();
     let mut tail = Vec::new();
-    loop {
-        let read = match stderr.read(&mut buffer).await {
-            Ok(0) | Err(_) => break,
-            Ok(read) => read,
-        };
-        out.clear();
-        redact.push(&buffer[..read], &mut out);
-        keep_tail(&mut tail, &out);
-        if let Some(file) = &mut log
-            && file.write_all(&out).await.is_err()
-        {
-            log = None;
-        }
-    }
-    out.clear();
-    redact.finish(&mut out);
-    keep_tail(&mut tail, &out);
-    if let Some(file) = &mut log {
-        let _ = file.write_all(&out).await;
-    }
+    pump_redacted(stderr, log, &redactor, |bytes| {
+        keep_tail(&mut tail, bytes, STDERR_TAIL);
+    })
+    .await;
     String::from_utf8_lossy(&tail).trim().to_owned()
-}
-
-fn keep_tail(tail: &mut Vec<u8>, bytes: &[u8]) {
-    tail.extend_from_slice(bytes);
-    let excess = tail.len().saturating_sub(STDERR_TAIL);
-    tail.drain(..excess);
 }
 
 /// Appends `bytes` to the task's `.delta-batch.log` (best effort: it is a log).

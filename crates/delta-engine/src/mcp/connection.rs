@@ -21,12 +21,12 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Map, Value};
-use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::mpsc;
 
 use crate::config::{McpServer, McpTransport};
-use crate::secrets::Redactor;
+use crate::secrets::{Redactor, keep_tail, pump_redacted};
 
 /// How long a stopped server may take to exit after its stdin closes before its process
 /// group is killed.
@@ -555,43 +555,17 @@ fn spawn(
 
 /// Copies a server's stderr into its log (redacted) and keeps its tail for messages.
 async fn pump_stderr(
-    mut stderr: ChildStderr,
-    mut log: Option<tokio::fs::File>,
+    stderr: ChildStderr,
+    log: Option<tokio::fs::File>,
     redactor: Redactor,
     tail: Arc<Mutex<Vec<u8>>>,
 ) {
-    let mut redact = redactor.stream();
-    let mut buffer = vec![0; 8192];
-    let mut out = Vec::new();
-    loop {
-        let read = match stderr.read(&mut buffer).await {
-            Ok(0) | Err(_) => break,
-            Ok(read) => read,
-        };
-        out.clear();
-        redact.push(&buffer[..read], &mut out);
-        keep_tail(&tail, &out);
-        if let Some(file) = &mut log
-            && file.write_all(&out).await.is_err()
-        {
-            log = None;
+    pump_redacted(stderr, log, &redactor, |bytes| {
+        if let Ok(mut tail) = tail.lock() {
+            keep_tail(&mut tail, bytes, STDERR_TAIL);
         }
-    }
-    out.clear();
-    redact.finish(&mut out);
-    keep_tail(&tail, &out);
-    if let Some(file) = &mut log {
-        let _ = file.write_all(&out).await;
-        let _ = file.flush().await;
-    }
-}
-
-fn keep_tail(tail: &Mutex<Vec<u8>>, bytes: &[u8]) {
-    if let Ok(mut tail) = tail.lock() {
-        tail.extend_from_slice(bytes);
-        let excess = tail.len().saturating_sub(STDERR_TAIL);
-        tail.drain(..excess);
-    }
+    })
+    .await;
 }
 
 /// The end of what the server wrote on stderr, for a start failure's message.

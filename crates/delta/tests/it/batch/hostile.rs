@@ -15,7 +15,7 @@ use nix::sys::signal::Signal;
 use rstest::rstest;
 use serde_json::Value;
 
-use super::{agent, batch_args, json_lines, metadata, signal, tasks};
+use super::{SLURM, agent, batch_args, batch_run, json_lines, metadata, signal, tasks};
 use crate::support::bounded::{Ended, finish_within, start};
 use crate::support::harness::Test;
 use crate::support::run::{API_KEY, assert_in_no_file, delta, mock, run_files, wait_until};
@@ -207,17 +207,8 @@ fn missing_credentials_are_refused_before_anything_runs() {
 #[case::negative("-1")]
 fn batch_max_cost_usd_takes_what_run_takes(#[case] value: &str) {
     let model = mock(DONE);
-    let run = tasks(delta(agent(Test::new(), "0"), &model), 1)
-        .args([
-            "batch",
-            "run",
-            "tasks.jsonl",
-            "--agent",
-            "agent",
-            "--out",
-            "out",
-        ])
-        .arg(format!("--max-cost-usd={value}"))
+    let cost = format!("--max-cost-usd={value}");
+    let run = batch_run(tasks(delta(agent(Test::new(), "0"), &model), 1), &[&cost])
         .run()
         .code(2);
     assert!(
@@ -576,18 +567,7 @@ fn a_slurm_submission_is_refused_while_a_local_driver_runs() {
     let test = batch_args(tasks(delta(agent(Test::new(), "0.2"), &model), 4), "1");
     let local = Watched::start(&test);
     local.wait_for("4 of 4 task(s) to run");
-    let submit = delta(Test::new().current_dir(test.path()), &model)
-        .args([
-            "batch",
-            "run",
-            "tasks.jsonl",
-            "--agent",
-            "agent",
-            "--out",
-            "out",
-            "--executor",
-            "slurm",
-        ])
+    let submit = batch_run(delta(Test::new().current_dir(test.path()), &model), &SLURM)
         .run()
         .code(1);
     assert!(

@@ -20,17 +20,14 @@ const GUARD: Duration = Duration::from_secs(30);
 /// each listed twice (the second time with another description).
 const SERVER: &str = r#"
 import json, sys
-def send(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 schema = {"type": "object", "properties": {"text": {"type": "string"}, "bytes": {"type": "integer"}}}
 tools = [{"name": name, "description": name + " tool", "inputSchema": schema} for name in ("echo", "big")]
 if "--twice" in sys.argv:
     tools += [{"name": tool["name"], "description": "again", "inputSchema": schema} for tool in tools]
-for line in sys.stdin:
-    message = json.loads(line)
+def answer(message):
+    """The reply to a request (None for a notification)."""
     if "id" not in message:
-        continue
+        return None
     reply = {"jsonrpc": "2.0", "id": message["id"]}
     method = message.get("method")
     if method == "initialize":
@@ -47,7 +44,13 @@ for line in sys.stdin:
         reply["result"] = {"content": [{"type": "text", "text": text}]}
     else:
         reply["error"] = {"code": -32601, "message": "unknown method"}
-    send(reply)
+    return reply
+if __name__ == "__main__":
+    for line in sys.stdin:
+        reply = answer(json.loads(line))
+        if reply is not None:
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
 "#;
 
 /// An agent with the Python server `py` (`server_args` after the script) and `tools`
@@ -206,28 +209,22 @@ fn tools_has_command(tools: &[Value]) -> bool {
         .any(|tool| tool["function"]["description"] == "the command tool")
 }
 
-/// The same tools over streamable HTTP, answering with plain JSON bodies; prints its port.
+/// The same tools (`SERVER`'s `answer`, imported from beside it) over streamable HTTP,
+/// answering with plain JSON bodies; prints its port.
 const HTTP_SERVER: &str = r#"
-import json, sys
+import json, os, sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server import answer
 class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
     def do_POST(self):
-        message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        if "id" not in message:
+        reply = answer(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
+        if reply is None:
             self.send_response(202)
             self.end_headers()
             return
-        reply = {"jsonrpc": "2.0", "id": message["id"]}
-        method = message.get("method")
-        if method == "initialize":
-            reply["result"] = {"protocolVersion": message["params"]["protocolVersion"],
-                               "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}
-        elif method == "tools/list":
-            reply["result"] = {"tools": [{"name": "big", "description": "big", "inputSchema": {"type": "object"}}]}
-        else:
-            reply["result"] = {"content": [{"type": "text", "text": "x" * message["params"]["arguments"]["bytes"]}]}
         body = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -261,7 +258,9 @@ impl Drop for Background {
 /// restarted for it.
 #[test]
 fn an_http_answer_over_the_limit_ends_the_call_at_once() {
-    let test = Test::new().file("http_server.py", HTTP_SERVER);
+    let test = Test::new()
+        .file("server.py", SERVER)
+        .file("http_server.py", HTTP_SERVER);
     let mut child = std::process::Command::new("python3")
         .arg(test.path().join("http_server.py"))
         .stdout(std::process::Stdio::piped())
