@@ -634,11 +634,12 @@ fn a_signal_is_answered_while_the_driver_waits(#[case] wait: &str, #[case] sent:
 
 /// A key echoed by the model reaches the run's stream, which the driver logs: wherever
 /// the key came from (the driver's environment, the task's `env`, a `.env` in the task's
-/// workspace), no file of the batch holds it.
+/// workspace, the userinfo of the task's `DELTA_BASE_URL`), no file of the batch holds it.
 #[rstest]
 #[case::from_the_drivers_environment("driver")]
 #[case::from_the_tasks_env("task")]
 #[case::from_a_dot_env_of_the_workspace("dotenv")]
+#[case::from_the_userinfo_of_the_tasks_base_url("url")]
 fn no_credential_reaches_a_file_of_the_batch(#[case] from: &str) {
     let key = match from {
         "driver" => API_KEY.to_owned(),
@@ -652,6 +653,12 @@ fn no_credential_reaches_a_file_of_the_batch(#[case] from: &str) {
             format!(r#"{{"id": "t", "message": "Go.", "env": {{"DELTA_API_KEY": "{key}"}}}}"#)
         }
         "dotenv" => r#"{"id": "t", "message": "Go.", "workspace_from": "seed"}"#.to_owned(),
+        "url" => {
+            let url = model
+                .base_url()
+                .replacen("http://", &format!("http://user:{key}@"), 1);
+            format!(r#"{{"id": "t", "message": "Go.", "env": {{"DELTA_BASE_URL": "{url}"}}}}"#)
+        }
         _ => r#"{"id": "t", "message": "Go."}"#.to_owned(),
     };
     let test = one_task(delta(agent(Test::new(), "0"), &model), &line)
