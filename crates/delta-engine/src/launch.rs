@@ -496,6 +496,27 @@ fn connect(
     Ok((llm, output))
 }
 
+/// Checks what a new run of `agent` would take from the environment `env` and refuse:
+/// the credentials (`env_dir`'s `.env`, the agent's, then `env`), the `DELTA_LLM_*`
+/// settings, the output limit, `DELTA_FSYNC`, and a price for the cost budget. `delta
+/// batch` checks each task with it, `env` being the task's `env` over the driver's
+/// environment (what its child `delta run` sees), before any task runs.
+///
+/// # Errors
+/// The first [`LaunchError`] the run would stop on.
+pub fn check_settings(
+    env_dir: &Path,
+    agent: &Agent,
+    max_cost_usd: Option<f64>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(), LaunchError> {
+    resolve_credentials(env_dir, &agent.home, &env)?;
+    client_settings(&env)?;
+    output_limit(&env)?;
+    FsyncPolicy::parse(env(crate::journal::FSYNC_ENV).as_deref()).map_err(LaunchError::Fsync)?;
+    check_cost_budget(agent, max_cost_usd.or(agent.budget.max_cost_usd))
+}
+
 /// The limits a command asked for, before agent.yaml and the run's record fill the gaps.
 struct AskedLimits {
     budget: Budget,
@@ -518,13 +539,7 @@ impl AskedLimits {
     /// run's budget). A cost budget needs the model's price.
     fn decide(&self, agent: &Agent, recorded: Budget) -> Result<Limits, LaunchError> {
         let budget = self.budget.or(agent.budget).or(recorded);
-        if budget.max_cost_usd.is_some()
-            && crate::llm::cost_usd(&agent.llm.model, 0, 0, price(agent)).is_none()
-        {
-            return Err(LaunchError::UnknownPrice {
-                model: agent.llm.model.clone(),
-            });
-        }
+        check_cost_budget(agent, budget.max_cost_usd)?;
         let output_schema = match &self.output_schema {
             Some(path) => Some(OutputSchema::load(path)?),
             None => agent.output_schema.clone(),
@@ -535,6 +550,22 @@ impl AskedLimits {
             ask_human: self.ask_human.unwrap_or(agent.ask_human),
         })
     }
+}
+
+/// Refuses a cost budget for a model whose price is unknown (its cost cannot be
+/// estimated); `delta batch` checks its tasks with it before any of them runs.
+///
+/// # Errors
+/// [`LaunchError::UnknownPrice`].
+pub fn check_cost_budget(agent: &Agent, max_cost_usd: Option<f64>) -> Result<(), LaunchError> {
+    if max_cost_usd.is_some()
+        && crate::llm::cost_usd(&agent.llm.model, 0, 0, price(agent)).is_none()
+    {
+        return Err(LaunchError::UnknownPrice {
+            model: agent.llm.model.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// agent.yaml's `llm.pricing` as the price table's override.

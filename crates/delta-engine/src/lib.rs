@@ -21,6 +21,7 @@ pub mod journal;
 pub mod launch;
 pub mod llm;
 pub mod mcp;
+pub mod message;
 pub mod output;
 pub mod path_error;
 pub mod process;

@@ -170,8 +170,9 @@ impl Redactor {
             .min_by_key(|(start, _)| *start)
     }
 
-    /// The longest secret: how many bytes a stream must hold back.
-    fn longest(&self) -> usize {
+    /// The longest secret: how many bytes a stream must hold back, and how far past the
+    /// part of a file it keeps a bounded reader must read to see every secret in it whole.
+    pub(crate) fn longest(&self) -> usize {
         self.secrets.first().map_or(0, |secret| secret.len())
     }
 }
@@ -246,6 +247,49 @@ impl StreamRedactor {
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         out.append(&mut self.pending);
     }
+}
+
+/// Copies `reader` (a child's stderr) into `log` with every secret of `redactor`
+/// replaced, until it ends, handing each redacted piece to `seen` as well (for a tail kept
+/// for messages). A log that cannot be written (a full disk) stops being written; the
+/// stream is still read to its end, so the child never blocks on it.
+pub(crate) async fn pump_redacted(
+    mut reader: impl tokio::io::AsyncRead + Unpin,
+    mut log: Option<tokio::fs::File>,
+    redactor: &Redactor,
+    mut seen: impl FnMut(&[u8]),
+) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut redact = redactor.stream();
+    let mut buffer = vec![0; 8192];
+    let mut out = Vec::new();
+    let mut ended = false;
+    while !ended {
+        out.clear();
+        match reader.read(&mut buffer).await {
+            Ok(0) | Err(_) => {
+                redact.finish(&mut out);
+                ended = true;
+            }
+            Ok(read) => redact.push(&buffer[..read], &mut out),
+        }
+        seen(&out);
+        if let Some(file) = &mut log
+            && file.write_all(&out).await.is_err()
+        {
+            log = None;
+        }
+    }
+    if let Some(file) = &mut log {
+        let _ = file.flush().await;
+    }
+}
+
+/// Appends `bytes` to `tail`, keeping its last `max` bytes.
+pub(crate) fn keep_tail(tail: &mut Vec<u8>, bytes: &[u8], max: usize) {
+    tail.extend_from_slice(bytes);
+    let excess = tail.len().saturating_sub(max);
+    tail.drain(..excess);
 }
 
 #[cfg(test)]

@@ -5,14 +5,18 @@
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io::Write;
+use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 
+use nix::fcntl::{Flock, FlockArg};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::BatchError;
 use super::tasks::Task;
 use crate::run::{Metadata, RunStatus};
+use crate::secrets::Redactor;
 
 /// `batch.json`: what the batch was asked to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +94,53 @@ impl TaskResult {
         }
     }
 
+    /// The result of a task the driver gave up on without its run reaching an end: its
+    /// child kept being refused, or could not be started (`run` is its run, when one
+    /// was created). `error.type` is `BatchTaskError`.
+    #[must_use]
+    pub fn gave_up(
+        id: &str,
+        run: Option<&Metadata>,
+        exit_code: Option<i32>,
+        message: String,
+        details: Option<String>,
+    ) -> Self {
+        let mut error = serde_json::json!({"type": TASK_ERROR, "message": message});
+        if let Some(details) = details {
+            error["details"] = Value::String(details);
+        }
+        match run {
+            Some(metadata) => Self {
+                error: Some(error),
+                ..Self::from_metadata(metadata, exit_code)
+            },
+            None => Self {
+                id: id.to_owned(),
+                status: RunStatus::Failed.to_string(),
+                result: None,
+                usage: serde_json::json!({}),
+                cost_usd: 0.0,
+                duration_ms: 0,
+                iterations: 0,
+                error: Some(error),
+                exit_code,
+            },
+        }
+    }
+
+    /// Whether `self` records the same end of the same run as `other` (the exit code of
+    /// whichever process saw it aside).
+    #[must_use]
+    pub fn same_end(&self, other: &TaskResult) -> bool {
+        Self {
+            exit_code: None,
+            ..self.clone()
+        } == Self {
+            exit_code: None,
+            ..other.clone()
+        }
+    }
+
     /// Input plus output tokens.
     #[must_use]
     pub fn tokens(&self) -> (u64, u64) {
@@ -97,6 +148,9 @@ impl TaskResult {
         (get("input_tokens"), get("output_tokens"))
     }
 }
+
+/// `error.type` of a task the driver gave up on ([`TaskResult::gave_up`]).
+pub const TASK_ERROR: &str = "BatchTaskError";
 
 /// `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -187,7 +241,9 @@ impl BatchDir {
         })
     }
 
-    /// Writes `batch.json` (replaced atomically).
+    /// Writes `batch.json` (replaced atomically), with every task's secrets masked
+    /// ([`Task::redactor`]): a key given in a task's `env` stays in the task file the
+    /// user wrote, and reaches no file of the batch.
     ///
     /// # Errors
     /// I/O errors.
@@ -196,39 +252,30 @@ impl BatchDir {
             path: self.manifest_path(),
             problem: e.to_string(),
         })?;
-        write_atomic(&self.manifest_path(), &bytes)
+        let redactor = manifest
+            .tasks
+            .iter()
+            .fold(Redactor::default(), |all, task| {
+                let agent = task.agent.as_deref().unwrap_or(&manifest.agent);
+                all.union(&task.redactor(&self.workspace(&task.id), agent))
+            });
+        write_atomic(&self.manifest_path(), &redactor.redact_bytes(&bytes))
     }
 
-    /// Appends one line to `results.jsonl` with one `write(2)`, so concurrent workers
-    /// (array tasks on other nodes included) never interleave lines.
+    /// Appends one line to `results.jsonl` ([`append_jsonl`]).
     ///
     /// # Errors
     /// I/O errors.
     pub fn append_result(&self, result: &TaskResult) -> Result<(), BatchError> {
-        let path = self.results_path();
-        let mut line = serde_json::to_vec(result).map_err(|e| BatchError::Corrupt {
-            path: path.clone(),
-            problem: e.to_string(),
-        })?;
-        line.push(b'\n');
-        let io = |source| BatchError::Io {
-            path: path.clone(),
-            source,
-        };
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io)?;
-        file.write_all(&line).map_err(io)
+        append_jsonl(&self.results_path(), result)
     }
 
-    /// The latest result of each task, by id (a torn or foreign line is skipped).
+    /// The latest result of each task, by id ([`read_jsonl`]: a torn last line or a
+    /// foreign line is skipped).
     #[must_use]
     pub fn results(&self) -> BTreeMap<String, TaskResult> {
-        let text = std::fs::read_to_string(self.results_path()).unwrap_or_default();
-        text.lines()
-            .filter_map(|line| serde_json::from_str::<TaskResult>(line).ok())
+        read_jsonl::<TaskResult>(&self.results_path())
+            .into_iter()
             .map(|result| (result.id.clone(), result))
             .collect()
     }
@@ -300,6 +347,62 @@ fn percentile(values: &[u64], p: usize) -> u64 {
     }
     let rank = (p * values.len()).div_ceil(100).max(1);
     values[rank - 1]
+}
+
+/// Appends `value` as one line to the JSON Lines file at `path` (created), with one
+/// `write(2)`, so that concurrent writers (array tasks on other nodes included) never
+/// interleave lines. Under an exclusive `flock(2)` of the file, a torn last line that a
+/// crash left (no newline; see [`crate::journal::parse_jsonl`]) is cut off first, as a
+/// journal's is, so that the new line starts on a line of its own instead of extending
+/// the fragment into a line nobody can read.
+///
+/// # Errors
+/// I/O errors, naming the file.
+pub fn append_jsonl<T: Serialize>(path: &Path, value: &T) -> Result<(), BatchError> {
+    let mut line = serde_json::to_vec(value).map_err(|e| BatchError::Corrupt {
+        path: path.to_path_buf(),
+        problem: e.to_string(),
+    })?;
+    line.push(b'\n');
+    let io = |source| BatchError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io)?;
+    // Held for the few writes below only; the kernel drops it if this process dies.
+    let mut file = Flock::lock(file, FlockArg::LockExclusive)
+        .map_err(|(_, errno)| io(std::io::Error::from(errno)))?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut last = [0u8; 1];
+    if len > 0 && file.read_at(&mut last, len - 1).map_err(io)? == 1 && last[0] != b'\n' {
+        let bytes =
+            crate::run::read_regular_file(path, crate::run::MAX_JOURNAL_BYTES).map_err(io)?;
+        let read = crate::journal::parse_jsonl::<serde::de::IgnoredAny>(&bytes);
+        if let Some(tail) = read.torn_tail {
+            file.set_len(tail.offset).map_err(io)?;
+        }
+    }
+    file.write_all(&line).map_err(io)
+}
+
+/// The values of the JSON Lines file at `path`, in order; a missing or unreadable file
+/// reads as empty. Lines that are not a `T` (damage, another program's lines) and a torn
+/// last line are skipped: what a reader of a batch's progress needs is every intact
+/// record.
+#[must_use]
+pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Vec<T> {
+    let bytes =
+        crate::run::read_regular_file(path, crate::run::MAX_JOURNAL_BYTES).unwrap_or_default();
+    crate::journal::parse_jsonl::<T>(&bytes)
+        .lines
+        .into_iter()
+        .filter_map(|line| line.value.ok())
+        .collect()
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BatchError> {

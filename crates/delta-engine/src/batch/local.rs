@@ -1,6 +1,9 @@
 //! The local executor: `--jobs N` tasks at a time on this machine, each a child `delta`.
 //! SIGINT or SIGTERM stops launching and is passed on, once, to every running task, whose
-//! run ends INTERRUPTED and resumable; the next `delta batch run` picks it up.
+//! run ends INTERRUPTED and resumable; the next `delta batch run` picks it up. A task
+//! that is not in a child at that moment (backing off, waiting for another owner,
+//! copying its workspace) stops at once. A result that cannot be recorded (a full disk)
+//! stops launching too: the tasks left stay pending for the next `delta batch run`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,6 +18,7 @@ use super::dir::{BatchDir, Manifest, TaskResult};
 use super::runner::TaskRunner;
 use super::tasks::Task;
 use super::{BatchError, pending};
+use crate::engine::{Shutdown, ShutdownTrigger, StopSignal};
 
 /// Where a batch stands, for a progress display.
 #[derive(Debug, Clone, Copy)]
@@ -35,8 +39,8 @@ pub trait BatchObserver {
     fn started(&mut self, todo: usize, total: usize);
     /// A task finished.
     fn finished(&mut self, result: &TaskResult, progress: Progress);
-    /// A task could not be driven.
-    fn failed(&mut self, task: &str, error: &BatchError);
+    /// A task could not be driven (its result could not be recorded).
+    fn failed(&mut self, task: &str, error: BatchError);
     /// Launching stopped: a signal, or the batch's cost budget.
     fn stopping(&mut self, why: &str);
 }
@@ -69,14 +73,22 @@ pub fn run_local(
         dir,
     )?;
     let runner = TaskRunner::new(delta, dir, manifest);
-    let outcome = runtime.block_on(drive_all(runner, manifest, jobs.max(1), observer))?;
+    let outcome = runtime.block_on(async {
+        let todo = pending(dir, manifest)?;
+        drive_all(runner, manifest, todo, jobs.max(1), observer).await
+    })?;
+    // A workspace copy still under way stops at its next chunk: no need to wait for it.
+    runtime.shutdown_timeout(Duration::from_secs(1));
     dir.write_summary(manifest)?;
     Ok(outcome)
 }
 
-async fn drive_all(
+/// Drives `todo`, `jobs` at a time, until each is recorded or a signal stops them; the
+/// one loop of the local executor and of a Slurm array task (`todo` its one task).
+pub(super) async fn drive_all(
     runner: TaskRunner,
     manifest: &Manifest,
+    todo: Vec<Task>,
     jobs: usize,
     observer: &mut dyn BatchObserver,
 ) -> Result<LocalOutcome, BatchError> {
@@ -86,7 +98,7 @@ async fn drive_all(
     };
     let mut interrupt = signal(SignalKind::interrupt()).map_err(io)?;
     let mut terminate = signal(SignalKind::terminate()).map_err(io)?;
-    let todo: Vec<Task> = pending(&runner.dir, manifest)?;
+    let (trigger, halt) = Shutdown::manual();
     observer.started(todo.len(), manifest.tasks.len());
     let children: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
     let started = Instant::now();
@@ -94,9 +106,10 @@ async fn drive_all(
     let mut queue = todo.into_iter();
     let mut running = JoinSet::new();
     let mut outcome = LocalOutcome::Finished;
+    let mut broken = false;
     let mut done = 0;
     loop {
-        while outcome == LocalOutcome::Finished && running.len() < jobs {
+        while outcome == LocalOutcome::Finished && !broken && running.len() < jobs {
             if over_budget(&runner.dir, manifest) {
                 observer.stopping("the batch's cost budget (--max-cost-usd) is spent");
                 outcome = LocalOutcome::BudgetSpent;
@@ -108,19 +121,25 @@ async fn drive_all(
             let runner = runner.clone();
             let children = Arc::clone(&children);
             let retries = manifest.retries;
+            let halt = halt.clone();
             running.spawn(async move {
                 let id = task.id.clone();
                 let pids = Arc::clone(&children);
                 let result = runner
-                    .drive(&task, retries, move |pid| {
-                        let mut pids = pids
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner);
-                        match pid {
-                            Some(pid) => pids.insert(id.clone(), pid),
-                            None => pids.remove(&id),
-                        };
-                    })
+                    .drive(
+                        &task,
+                        retries,
+                        move |pid| {
+                            let mut pids = pids
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                            match pid {
+                                Some(pid) => pids.insert(id.clone(), pid),
+                                None => pids.remove(&id),
+                            };
+                        },
+                        &halt,
+                    )
                     .await;
                 (task.id, result)
             });
@@ -131,33 +150,54 @@ async fn drive_all(
         tokio::select! {
             joined = running.join_next() => {
                 let Some(Ok((id, result))) = joined else { continue };
-                done += 1;
                 match result {
-                    Ok(result) => observer.finished(&result, Progress {
-                        done,
-                        todo: total,
-                        total: manifest.tasks.len(),
-                        elapsed: started.elapsed(),
-                    }),
-                    Err(error) => observer.failed(&id, &error),
+                    Ok(Some(result)) => {
+                        done += 1;
+                        observer.finished(&result, Progress {
+                            done,
+                            todo: total,
+                            total: manifest.tasks.len(),
+                            elapsed: started.elapsed(),
+                        });
+                    }
+                    // Stopped by the signal before it had an end to record.
+                    Ok(None) => {}
+                    Err(error) => {
+                        observer.failed(&id, error);
+                        if !broken {
+                            broken = true;
+                            observer.stopping(
+                                "the batch directory cannot be written to; no new task starts \
+                                 (the tasks left stay pending for the next `delta batch run`)",
+                            );
+                        }
+                    }
                 }
             }
-            _ = interrupt.recv() => outcome = stop(&children, observer, outcome),
-            _ = terminate.recv() => outcome = stop(&children, observer, outcome),
+            _ = interrupt.recv() => {
+                outcome = stop(&children, &trigger, StopSignal::Interrupt, observer, outcome);
+            }
+            _ = terminate.recv() => {
+                outcome = stop(&children, &trigger, StopSignal::Terminate, observer, outcome);
+            }
         }
     }
     Ok(outcome)
 }
 
-/// Stops launching and passes SIGINT on to every running task, the first time.
+/// Stops launching, stops every task's waits, and passes SIGINT on to every running
+/// child, the first time.
 fn stop(
     children: &Mutex<HashMap<String, u32>>,
+    trigger: &ShutdownTrigger,
+    signal: StopSignal,
     observer: &mut dyn BatchObserver,
     outcome: LocalOutcome,
 ) -> LocalOutcome {
     if outcome == LocalOutcome::Interrupted {
         return outcome;
     }
+    trigger.trigger(signal);
     observer.stopping("interrupted: no new task starts; running tasks are being interrupted");
     let pids = children
         .lock()

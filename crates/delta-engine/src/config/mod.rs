@@ -24,6 +24,7 @@ pub use context::{ContextManifest, ContextSource, Generator, load_context, parse
 pub use error::ConfigError;
 pub use hooks::{HookSpec, Hooks, parse_hooks_yaml};
 pub use imports::parse_imported_yaml;
+pub(crate) use mcp::check_env_name;
 pub use mcp::{
     DEFAULT_MCP_STARTUP_TIMEOUT, DEFAULT_MCP_TIMEOUT, MCP_TOOL_SEPARATOR, McpServer, McpTransport,
 };

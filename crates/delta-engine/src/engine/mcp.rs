@@ -44,8 +44,9 @@ impl ActiveRun {
             env: tool_env(self.metadata.run_id.as_str(), agent, self.paths.workspace()),
             redactor: self.output.redactor.clone(),
         };
+        let command_tools: Vec<&str> = agent.tools.iter().map(|t| t.name.as_str()).collect();
         let started = tokio::select! {
-            started = McpServers::start(&agent.mcp_servers, env) => started,
+            started = McpServers::start(&agent.mcp_servers, env, &command_tools) => started,
             signal = shutdown.wait() => return Err(interrupted(signal)),
         };
         match started {

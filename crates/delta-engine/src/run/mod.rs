@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 use crate::path_error::Denied;
 
 pub use creation::{is_being_created, reclaim_abandoned};
-pub use file::{MAX_JOURNAL_BYTES, MAX_METADATA_BYTES, read_regular_file};
+pub use file::{
+    MAX_JOURNAL_BYTES, MAX_METADATA_BYTES, Prefix, read_regular_file, read_regular_prefix,
+};
 pub use id::{InvalidRunId, MAX_RUN_ID_LEN, RunId};
 pub use interaction::{
     InputType, InteractionRequest, clear_interaction, read_interaction_request,

@@ -13,6 +13,7 @@ use delta_engine::batch::{
     self, BatchDir, BatchError, BatchObserver, BatchSpec, LocalOutcome, Progress, SlurmOptions,
     TaskResult,
 };
+use delta_engine::budget::parse_cost_usd;
 use delta_engine::output::Exit;
 
 /// Arguments of `delta batch`.
@@ -71,7 +72,7 @@ struct RunBatchArgs {
     retries: u32,
 
     /// No task starts once the batch's estimated cost reaches this many US dollars.
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = parse_cost_usd)]
     max_cost_usd: Option<f64>,
 
     /// Where the tasks run.
@@ -144,7 +145,10 @@ impl RunBatchArgs {
             retries: self.retries,
             max_cost_usd: self.max_cost_usd,
         };
-        let (dir, mut manifest) = batch::prepare(&spec)?;
+        let (dir, mut manifest, lock) = batch::prepare(&spec)?;
+        if let Some(previous) = lock.previous() {
+            render::stderr(&format!("{previous}\n"));
+        }
         let delta = delta_binary()?;
         if self.executor == Executor::Slurm {
             let options = SlurmOptions {
@@ -265,7 +269,7 @@ impl BatchObserver for ProgressLines {
         }
     }
 
-    fn failed(&mut self, task: &str, error: &BatchError) {
+    fn failed(&mut self, task: &str, error: BatchError) {
         self.clear();
         render::warning(&format!("task {task}: {error}"));
     }
@@ -360,7 +364,11 @@ impl StatusArgs {
 impl WorkerArgs {
     fn run(self) -> Result<Exit, CliError> {
         let dir = BatchDir::new(std::path::absolute(&self.dir).unwrap_or(self.dir.clone()));
-        let result = batch::run_worker(&dir, &delta_binary()?, self.index, self.submission)?;
+        let Some(result) = batch::run_worker(&dir, &delta_binary()?, self.index, self.submission)?
+        else {
+            render::stderr("interrupted; the task is left for the next submission\n");
+            return Ok(Exit::Interrupted);
+        };
         render::stderr(&format!("task {}: {}\n", result.id, result.status));
         Ok(if result.status == "COMPLETED" {
             Exit::Success

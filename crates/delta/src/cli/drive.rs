@@ -2,7 +2,7 @@
 //! terminal as the launch's [`Frontend`], the live stream on stderr, and the final output
 //! on stdout, printed last from the metadata on disk.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,11 +14,14 @@ use super::human::{TerminalHuman, print_pause_guidance};
 use super::jsonl::JsonlStream;
 use super::render;
 use super::stream::StreamRenderer;
-use delta_engine::budget::{Budget, parse_duration};
+use delta_engine::budget::{
+    Budget, parse_cost_usd, parse_duration, parse_iterations, parse_tokens,
+};
 use delta_engine::engine::{HumanInput, Observer};
 use delta_engine::launch::{
     Finished, Frontend, Launch, LaunchError, LaunchSpec, Reuse, Start, ask_reuse,
 };
+use delta_engine::message;
 use delta_engine::output::{Exit, render_json, render_raw, render_text};
 use delta_engine::resume::ResumeReport;
 use delta_engine::run::RunPaths;
@@ -42,11 +45,11 @@ pub enum Format {
 pub(super) struct LimitArgs {
     /// Stop the run (INTERRUPTED, BudgetExceeded, exit 1) before an LLM call once its
     /// estimated cost reaches this many US dollars (needs the model's price).
-    #[arg(long, value_name = "USD", value_parser = positive_dollars)]
+    #[arg(long, value_name = "USD", value_parser = parse_cost_usd)]
     max_cost_usd: Option<f64>,
 
     /// The same for input plus output tokens over the run.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_tokens)]
     max_tokens: Option<u64>,
 
     /// The same for the run's active wall time (90s, 30m, 2h); also stops a running tool.
@@ -81,25 +84,19 @@ impl LimitArgs {
     }
 }
 
-fn positive_dollars(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
-        _ => Err(format!(
-            "{text:?} is not a positive amount of US dollars, e.g. 0.50"
-        )),
-    }
-}
-
-/// The message of `-m TEXT` (`-` reads stdin) or `--message-file FILE`.
+/// The message of `-m TEXT` (`-` reads stdin) or `--message-file FILE`, at most
+/// [`message::MAX_MESSAGE_BYTES`] (the batch driver hands its tasks' messages to `delta
+/// run` on stdin, under the same bound).
 ///
 /// # Errors
-/// When stdin or the file cannot be read as UTF-8 text.
+/// When stdin or the file cannot be read as UTF-8 text, or holds too much.
 pub(super) fn read_message(
     text: Option<String>,
     file: Option<PathBuf>,
 ) -> Result<Option<String>, CliError> {
     if let Some(path) = file {
-        return std::fs::read_to_string(&path)
+        return std::fs::File::open(&path)
+            .and_then(message::read)
             .map(Some)
             .map_err(|source| CliError::Message {
                 from: path.display().to_string(),
@@ -108,14 +105,12 @@ pub(super) fn read_message(
     }
     match text {
         Some(dash) if dash == "-" => {
-            let mut message = String::new();
-            std::io::stdin()
-                .read_to_string(&mut message)
+            message::read(std::io::stdin().lock())
+                .map(Some)
                 .map_err(|source| CliError::Message {
                     from: "standard input".to_owned(),
                     source,
-                })?;
-            Ok(Some(message))
+                })
         }
         text => Ok(text),
     }
@@ -126,7 +121,7 @@ pub(super) fn read_message(
 #[derive(Debug, Args)]
 pub(super) struct TakeOnArgs {
     /// Fresh iteration budget [default: agent.yaml's max_iterations, else 30].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_iterations)]
     max_iterations: Option<u32>,
 
     /// Interactive mode: ask_human questions are asked on the terminal instead of pausing.

@@ -230,7 +230,9 @@ impl ExportError {
     pub(super) fn exit(&self) -> Exit {
         match self {
             ExportError::EndpointNeedsOtlp | ExportError::Misused { .. } => Exit::Usage,
-            ExportError::Scenario(scenario::ScenarioError::Name { .. }) => Exit::Usage,
+            ExportError::Scenario(
+                scenario::ScenarioError::Name { .. } | scenario::ScenarioError::NameTooLong { .. },
+            ) => Exit::Usage,
             ExportError::Scenario(_)
             | ExportError::Trajectory(_)
             | ExportError::Post(_)

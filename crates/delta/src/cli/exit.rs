@@ -57,6 +57,8 @@ pub(super) fn batch(error: &BatchError) -> Exit {
         | BatchError::Spawn { .. }
         | BatchError::NoRun { .. }
         | BatchError::Sbatch(_)
+        | BatchError::Driven { .. }
+        | BatchError::DrivenElsewhere { .. }
         | BatchError::NoSuchIndex { .. } => Exit::Failure,
     }
 }

@@ -17,6 +17,7 @@ use super::args::parse_run_id;
 use super::drive::{self, Format, LimitArgs, Terminal, read_message};
 use super::error::CliError;
 use super::render;
+use delta_engine::budget::parse_iterations;
 use delta_engine::launch::Start;
 use delta_engine::output::Exit;
 use delta_engine::run::RunId;
@@ -76,7 +77,7 @@ pub struct RunArgs {
     work_dir: Option<PathBuf>,
 
     /// Iteration budget [default: agent.yaml's max_iterations, else 30].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_iterations)]
     max_iterations: Option<u32>,
 
     /// Show engine detail on stderr: timings, invocation ids, retries.

@@ -90,7 +90,8 @@ fn list_mcp_tools(agent: &config::Agent, cwd: &std::path::Path) -> Result<String
             env: Vec::new(),
             redactor: Redactor::default(),
         };
-        let mut servers = McpServers::start(&agent.mcp_servers, env)
+        let command_tools: Vec<&str> = agent.tools.iter().map(|t| t.name.as_str()).collect();
+        let mut servers = McpServers::start(&agent.mcp_servers, env, &command_tools)
             .await
             .map_err(|error| CliError::Config(error.to_config_error()))?;
         for warning in &servers.warnings {

@@ -48,6 +48,11 @@ pub const TAG: &str = "recorded";
 /// The docs/decisions.md section exported scenarios cite (their checks are `extension`).
 pub const DECISION: &str = "Issue 17: a recorded run as a test";
 
+/// The longest scenario name: `NAME.yaml` and `agents/NAME` must be file names every file
+/// system takes (255 bytes), and the default name (`recorded-` and a run id of up to 128
+/// characters) must fit.
+pub const MAX_NAME_CHARS: usize = 200;
+
 /// How to export.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -68,6 +73,12 @@ pub fn export(trajectory: &Trajectory, options: &Options) -> Result<Exported, Sc
         Some(name) => name.clone(),
         None => default_name(&run_id),
     };
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(ScenarioError::NameTooLong {
+            chars: name.chars().count(),
+            limit: MAX_NAME_CHARS,
+        });
+    }
     if !valid_name(&name) {
         return Err(ScenarioError::Name { name });
     }
@@ -165,7 +176,8 @@ fn default_name(run_id: &str) -> String {
     name.trim_end_matches('-').to_string()
 }
 
-/// What `delta-conformance` accepts as a scenario name.
+/// What `delta-conformance` accepts as a scenario name (the length is
+/// [`MAX_NAME_CHARS`]'s, checked apart so that the message can say which rule failed).
 #[must_use]
 pub fn valid_name(name: &str) -> bool {
     name.chars()
@@ -244,5 +256,7 @@ mod tests {
         assert!(!valid_name("-a"));
         assert!(!valid_name("Upper"));
         assert!(!valid_name(""));
+        let longest = default_name(&"a".repeat(crate::run::MAX_RUN_ID_LEN));
+        assert!(longest.chars().count() <= MAX_NAME_CHARS, "{longest}");
     }
 }

@@ -2,6 +2,8 @@
 //! bad task files, and a Slurm array job on the real single-node cluster that
 //! `tests/slurm/start-cluster.sh` starts (`.ci/run` runs it as root).
 
+mod hostile;
+
 use std::fs;
 use std::path::Path;
 use std::process::{Child, Command};
@@ -45,7 +47,8 @@ fn tasks(test: Test, count: usize) -> Test {
     test.file("tasks.jsonl", &lines)
 }
 
-fn batch_args(test: Test, jobs: &str) -> Test {
+/// `delta batch run tasks.jsonl --agent agent --out out` and `extra`.
+fn batch_run(test: Test, extra: &[&str]) -> Test {
     test.args([
         "batch",
         "run",
@@ -54,10 +57,16 @@ fn batch_args(test: Test, jobs: &str) -> Test {
         "agent",
         "--out",
         "out",
-        "--jobs",
-        jobs,
     ])
+    .args(extra)
 }
+
+fn batch_args(test: Test, jobs: &str) -> Test {
+    batch_run(test, &["--jobs", jobs])
+}
+
+/// The flags of a Slurm submission on the test cluster.
+const SLURM: [&str; 3] = ["--executor", "slurm", "--slurm-arg=--partition=debug"];
 
 fn json_lines(path: &Path) -> Vec<Value> {
     fs::read_to_string(path)
@@ -269,17 +278,7 @@ fn a_bad_task_file_is_refused_by_line_before_anything_is_created(
     #[case] file: &str,
     #[case] problem: &str,
 ) {
-    let run = agent(Test::new(), "0")
-        .file("tasks.jsonl", file)
-        .args([
-            "batch",
-            "run",
-            "tasks.jsonl",
-            "--agent",
-            "agent",
-            "--out",
-            "out",
-        ])
+    let run = batch_run(agent(Test::new(), "0").file("tasks.jsonl", file), &[])
         .run()
         .code(126);
     assert!(run.stderr().contains(problem), "{}", run.stderr());
@@ -343,18 +342,7 @@ fn fifty_tasks_run_as_a_slurm_array_job_and_a_rerun_submits_only_what_is_missing
         return;
     }
     let model = mock(script());
-    let test = delta(tasks(agent(Test::new(), "0"), 50), &model).args([
-        "batch",
-        "run",
-        "tasks.jsonl",
-        "--agent",
-        "agent",
-        "--out",
-        "out",
-        "--executor",
-        "slurm",
-        "--slurm-arg=--partition=debug",
-    ]);
+    let test = batch_run(delta(tasks(agent(Test::new(), "0"), 50), &model), &SLURM);
     let submitted = test.run().code(0);
     let out = submitted.path().join("out");
     let script = fs::read_to_string(out.join("slurm/batch.sbatch")).expect("the script");
@@ -384,19 +372,7 @@ fn fifty_tasks_run_as_a_slurm_array_job_and_a_rerun_submits_only_what_is_missing
     let text: String = results.iter().map(|r| format!("{r}\n")).collect();
     fs::write(out.join("results.jsonl"), text).expect("rewrite results");
 
-    let again = delta(submitted.then(), &model)
-        .args([
-            "batch",
-            "run",
-            "tasks.jsonl",
-            "--agent",
-            "agent",
-            "--out",
-            "out",
-            "--executor",
-            "slurm",
-            "--slurm-arg=--partition=debug",
-        ])
+    let again = batch_run(delta(submitted.then(), &model), &SLURM)
         .run()
         .code(0);
     let batch: Value =

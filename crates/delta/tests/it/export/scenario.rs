@@ -332,6 +332,69 @@ fn an_agent_file_over_16_mib_is_refused() {
     assert!(!run.path().join("out").exists());
 }
 
+/// A name longer than a file name may be (issue 31) is refused as a usage error before
+/// anything is written; the longest accepted name is written.
+#[rstest::rstest]
+#[case::one_over_the_limit(201)]
+#[case::longer_than_a_file_name(260)]
+#[case::far_over(4000)]
+fn a_scenario_name_too_long_exits_2_and_writes_nothing(#[case] chars: usize) {
+    let run = hello_run("long", "10", 0);
+    let refused = export(&run, "long", "out", &["--name", &"a".repeat(chars)]).code(2);
+    assert_eq!(
+        refused.stderr(),
+        format!(
+            "error: the scenario name has {chars} characters, more than the 200 a scenario \
+             name may have (it names a file and a directory)\n  = help: e.g. --name \
+             recorded-hello-world\n"
+        )
+    );
+    assert!(!run.path().join("out").exists(), "nothing is written");
+    let longest = "b".repeat(200);
+    export(&run, "long", "out", &["--name", &longest]).code(0);
+    assert!(
+        run.path()
+            .join("out/scenarios")
+            .join(format!("{longest}.yaml"))
+            .is_file()
+    );
+}
+
+/// A write that fails half way (here a path the OS finds too long, for the agent's files
+/// but not for the scenario file) leaves nothing behind, so the same `-o` is accepted
+/// again.
+#[test]
+fn an_export_that_fails_half_way_leaves_nothing() {
+    let run = hello_run("deep", "10", 0);
+    let before = entries(run.path());
+    // Nested directories up to ~3,860 bytes: scenarios/NAME.yaml fits in PATH_MAX (4,096),
+    // agents/NAME/system_prompt.md does not.
+    let deep: String = std::iter::repeat_n("d".repeat(99), 39)
+        .collect::<Vec<_>>()
+        .join("/");
+    let name = "n".repeat(200);
+    let failed = export(&run, "deep", &deep, &["--name", &name]).code(1);
+    assert!(
+        failed.stderr().contains("File name too long"),
+        "{}",
+        failed.stderr()
+    );
+    assert_eq!(
+        entries(run.path()),
+        before,
+        "the output directory and the parents it made are gone"
+    );
+}
+
+fn entries(dir: &Path) -> Vec<std::ffi::OsString> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    names.sort();
+    names
+}
+
 /// A recorded scenario of `fixtures/`: how its run is made.
 struct Recording {
     name: &'static str,
