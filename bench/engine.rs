@@ -191,6 +191,7 @@ fn write_journal(path: &Path, events: usize) {
                 tool_args: serde_json::from_str(&format!("{{\"path\": \"file-{cycle}.txt\"}}"))
                     .unwrap(),
                 resolved_command: Some(format!("cat file-{cycle}.txt")),
+                subagent: None,
             }),
             EventPayload::ActionResult(ActionResult {
                 action_id: action_id.clone(),
@@ -199,6 +200,7 @@ fn write_journal(path: &Path, events: usize) {
                 observation_content: observation.clone(),
                 exit_code: Some(0),
                 execution_ref: action_id,
+                subagent: None,
             }),
         ];
         for payload in payloads {

@@ -538,6 +538,7 @@ mod tests {
             tool_name: "t".to_owned(),
             tool_args: serde_json::Map::new(),
             resolved_command: None,
+            subagent: None,
         })
     }
 
@@ -549,6 +550,7 @@ mod tests {
             observation_content: text.to_owned(),
             exit_code: Some(0),
             execution_ref: format!("a-{call}"),
+            subagent: None,
         })
     }
 

@@ -458,6 +458,7 @@ mod tests {
             tool_name: "delegate".into(),
             tool_args: serde_json::Map::new(),
             resolved_command: Some(command.into()),
+            subagent: None,
         }
     }
 

@@ -274,6 +274,7 @@ impl ActiveRun {
                 tool_name: call.name.clone(),
                 tool_args: tool_args.clone(),
                 resolved_command: command.map(str::to_owned),
+                subagent: None,
             }))?;
         observer.on_event(&EngineEvent::ToolStarted {
             action_id: action_id.to_owned(),
@@ -447,6 +448,7 @@ impl ActiveRun {
                 observation_content: observation.clone(),
                 exit_code,
                 execution_ref: action_id.clone(),
+                subagent: None,
             }))?;
         observer.on_event(&EngineEvent::ToolFinished {
             action_id: action_id.clone(),

@@ -113,6 +113,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
                 observation_content: observation,
                 exit_code,
                 execution_ref: request.action_id.clone(),
+                subagent: None,
             }));
     }
     for call in unanswered_calls_of_last_thought(events) {
@@ -138,6 +139,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
                 tool_name: call.name.clone(),
                 tool_args,
                 resolved_command: None,
+                subagent: None,
             }));
         repairs
             .events
@@ -148,6 +150,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
                 observation_content: NOT_RUN.to_owned(),
                 exit_code: None,
                 execution_ref: action_id,
+                subagent: None,
             }));
         repairs.not_run_calls.push(call.id.clone());
     }
