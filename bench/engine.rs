@@ -74,6 +74,7 @@ impl Observer for Timings {
             | EngineEvent::Thought { .. }
             | EngineEvent::ToolStarted { .. }
             | EngineEvent::Detail { .. }
+            | EngineEvent::Subagent { .. }
             | EngineEvent::RunFinished { .. } => {}
         }
     }
@@ -125,9 +126,11 @@ fn loop_overhead() {
                 max_iterations: ITERATIONS,
                 fsync: FsyncPolicy::OnSync,
                 replay_of: None,
+                called_by: None,
             };
             let active =
-                ActiveRun::begin(Origin::New(new), &agent, OutputPolicy::default()).unwrap();
+                ActiveRun::begin(Origin::New(Box::new(new)), &agent, OutputPolicy::default())
+                    .unwrap();
             active
                 .drive(&agent, &llm, &mut timings, Shutdown::never())
                 .await

@@ -147,6 +147,7 @@ pub fn prepare(spec: &ReplaySpec) -> Result<Replay, ReplayError> {
             task: recording.metadata.task.clone(),
             model: Arc::clone(&model) as Arc<dyn ChatModel>,
             replay_of,
+            children: None,
         })),
         max_iterations: Some(recording.max_iterations()),
         budget: Budget::default(),
