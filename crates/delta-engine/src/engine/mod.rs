@@ -140,8 +140,11 @@ pub struct ActiveRun {
     /// `post_tool_execution` hook runs first, as it does for an answer given in-process.
     answered: Option<(ActionRequest, ActionResult)>,
     /// Calls of the model's last turn still to run before it is asked again: those after
-    /// an `ask_human` answered by `delta continue`.
+    /// an `ask_human` answered by `delta continue`, or after open sub-agent calls.
     pending_calls: Vec<ToolCall>,
+    /// Agent calls whose sub-agents an earlier process started and that have not answered
+    /// them yet: continued before anything else.
+    open_children: Vec<crate::resume::OpenChild>,
 }
 
 /// A step's outcome when it did not fail the engine: its value, or the reason the loop
@@ -245,6 +248,13 @@ impl ActiveRun {
             };
             self.post_tool_execution(call, result, false, observer, shutdown)
                 .await?;
+        }
+        let open = std::mem::take(&mut self.open_children);
+        if let Some(stop) = self
+            .resume_children(agent, open, observer, shutdown)
+            .await?
+        {
+            return Ok(stop);
         }
         let pending = std::mem::take(&mut self.pending_calls);
         if let Some(stop) = self

@@ -74,6 +74,7 @@ impl ActiveRun {
     ) -> Result<ActiveRun, EngineError> {
         let mut answered = None;
         let mut pending_calls = Vec::new();
+        let mut open_children = Vec::new();
         let (paths, lock, journal, metadata) = match origin {
             Origin::New(new) => create(&new, agent, &output)?,
             Origin::Continued(resumed) => {
@@ -96,6 +97,7 @@ impl ActiveRun {
                     Some((request, result.clone()))
                 });
                 pending_calls = report.repairs.to_run;
+                open_children = report.repairs.subagents;
                 (paths, lock, journal, metadata)
             }
         };
@@ -126,6 +128,7 @@ impl ActiveRun {
             mcp: None,
             answered,
             pending_calls,
+            open_children,
             ledger,
             tree: Tree::default(),
             ordinals,

@@ -339,6 +339,72 @@ impl ActiveRun {
         self.run_children(slots, observer, shutdown).await
     }
 
+    /// Continues the children of agent calls an earlier process left open (a crash, a
+    /// signal, a spent budget of the tree, a question now answered), as one group; a child
+    /// that never came to exist is created with the call's task. Nothing is started twice:
+    /// the child's id comes from the call.
+    pub(super) async fn resume_children(
+        &mut self,
+        agent: &Agent,
+        open: Vec<crate::resume::OpenChild>,
+        observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
+    ) -> Result<Option<Stop>, EngineError> {
+        let mut slots = Vec::new();
+        for crate::resume::OpenChild { request, answer } in open {
+            let Some(subagent) = request.subagent.clone() else {
+                continue;
+            };
+            let tool = Self::agent_tool(agent, &request.tool_name);
+            let task = tool
+                .and_then(|tool| tool.task(&request.tool_args).ok())
+                .unwrap_or_default();
+            let workspace = subagent
+                .work_dir
+                .clone()
+                .unwrap_or_else(|| self.paths.workspace().to_path_buf());
+            if !self
+                .metadata
+                .children
+                .iter()
+                .any(|c| c.run_id == subagent.run_id)
+            {
+                self.metadata.children.push(ChildRef {
+                    run_id: subagent.run_id.clone(),
+                    action_id: request.action_id.clone(),
+                    work_dir: subagent.work_dir.clone(),
+                });
+            }
+            let ordinal = subagent
+                .run_id
+                .as_str()
+                .rsplit('.')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            let mut child = self.child(
+                agent,
+                (subagent.run_id, ordinal, workspace),
+                (&request.action_id, &request.tool_name),
+                (
+                    tool.map(|tool| tool.agent.clone()).unwrap_or_default(),
+                    task,
+                ),
+            );
+            child.resume = true;
+            child.answer = answer;
+            slots.push(Slot {
+                child,
+                action_id: request.action_id,
+                tool_call_id: request.tool_call_id,
+                tool_name: request.tool_name,
+                tool_args: request.tool_args,
+                started: Instant::now(),
+            });
+        }
+        self.run_children(slots, observer, shutdown).await
+    }
+
     /// The tool's checks that refuse a call: its arguments, the depth cap and the
     /// concurrency cap (`running`: the group's children so far). The tool and the task.
     fn check_call<'a>(
@@ -377,7 +443,7 @@ impl ActiveRun {
         Ok((tool, task))
     }
 
-    /// The child a call of `tool` starts.
+    /// The child a call of `tool` starts: the next ordinal, its workspace.
     fn child_call(
         &mut self,
         agent: &Agent,
@@ -388,13 +454,31 @@ impl ActiveRun {
     ) -> ChildCall {
         self.ordinals += 1;
         let ordinal = self.ordinals;
+        let workspace = tool.workspace.as_ref().map_or_else(
+            || self.paths.workspace().to_path_buf(),
+            |dir| self.paths.workspace().join(dir),
+        );
+        let run_id = child_run_id(&self.metadata.run_id, ordinal);
+        self.child(
+            agent,
+            (run_id, ordinal, workspace),
+            (action_id, tool_name),
+            (tool.agent.clone(), task),
+        )
+    }
+
+    /// The child `run_id` (this run's `ordinal`-th) in `workspace`, of the call
+    /// `action_id` of `tool_name`, running `agent_dir` on `task`.
+    fn child(
+        &self,
+        agent: &Agent,
+        (run_id, ordinal, workspace): (RunId, u32, PathBuf),
+        (action_id, tool_name): (&str, &str),
+        (agent_dir, task): (PathBuf, String),
+    ) -> ChildCall {
         let own = self.paths.workspace().to_path_buf();
-        let workspace = tool
-            .workspace
-            .as_ref()
-            .map_or_else(|| own.clone(), |dir| own.join(dir));
         ChildCall {
-            run_id: child_run_id(&self.metadata.run_id, ordinal),
+            run_id,
             called_by: CalledBy {
                 run_id: self.metadata.run_id.clone(),
                 action_id: action_id.to_owned(),
@@ -403,7 +487,7 @@ impl ActiveRun {
                 work_dir: (workspace != own).then_some(own),
             },
             workspace,
-            agent: tool.agent.clone(),
+            agent: agent_dir,
             task,
             ordinal,
             max_depth: self.tree.max_depth.min(agent.subagents.max_depth),

@@ -6,6 +6,7 @@
 //! directory's `.env` names it, and an agent's `.env` wins over the environment), priced
 //! differently, so that the cost roll-up can be checked exactly.
 
+mod lifecycle;
 mod tree;
 
 use mock_llm::MockServer;
@@ -35,7 +36,7 @@ fn agent_yaml(name: &str, (input, output): (f64, f64), tools: &str) -> String {
     )
 }
 
-fn usage() -> String {
+pub fn usage() -> String {
     format!("usage: {{prompt_tokens: {PROMPT_TOKENS}, completion_tokens: {COMPLETION_TOKENS}}}")
 }
 
@@ -78,9 +79,18 @@ pub struct Tree {
     pub _reviewer: MockServer,
 }
 
-/// The planner → 2 workers → 1 reviewer each tree, with the scripts given. Tools leave a
-/// line in `ws/tools.log` per run, so a test can count how often each ran.
-pub fn tree_with(planner: &str, worker: &str, reviewer: &str) -> Tree {
+/// The reviewers' tool: a line in `ws/tools.log`, then the log.
+pub const LOOK: &str = "echo look $DELTA_RUN_ID >> tools.log; cat tools.log";
+
+/// A reviewers' tool that leaves its line and `started.RUN_ID`, then takes a while: long
+/// enough for a test to stop the tree while both reviewers are in it.
+pub const SLOW_LOOK: &str =
+    "echo look $DELTA_RUN_ID >> tools.log; touch started.$DELTA_RUN_ID; sleep 8";
+
+/// The planner → 2 workers → 1 reviewer each tree, with the scripts given and `look` as
+/// the reviewers' tool. Tools leave a line in `ws/tools.log` per run, so a test can count
+/// how often each ran.
+pub fn tree_with(planner: &str, worker: &str, reviewer: &str, look: &str) -> Tree {
     let planner_mock = mock(planner);
     let worker_mock = mock(worker);
     let reviewer_mock = mock(reviewer);
@@ -108,7 +118,7 @@ pub fn tree_with(planner: &str, worker: &str, reviewer: &str) -> Tree {
             &agent_yaml(
                 "reviewer",
                 REVIEWER_PRICE,
-                "  - name: look\n    shell: \"echo look $DELTA_RUN_ID >> tools.log; cat tools.log\"\n",
+                &format!("  - name: look\n    shell: \"{look}\"\n"),
             ),
         )
         .file(
@@ -129,7 +139,12 @@ pub fn tree_with(planner: &str, worker: &str, reviewer: &str) -> Tree {
 
 /// The tree with its default scripts.
 pub fn tree() -> Tree {
-    tree_with(&planner_script(), &worker_script(), &reviewer_script())
+    tree_with(
+        &planner_script(),
+        &worker_script(),
+        &reviewer_script(),
+        LOOK,
+    )
 }
 
 /// The ids of the default tree's runs when the planner is `root`.
