@@ -6,6 +6,8 @@
 //! directory's `.env` names it, and an agent's `.env` wins over the environment), priced
 //! differently, so that the cost roll-up can be checked exactly.
 
+mod budget;
+mod caps;
 mod lifecycle;
 mod tree;
 
@@ -42,12 +44,21 @@ pub fn usage() -> String {
 
 /// The planner: one turn with two `work` calls, then its answer.
 pub fn planner_script() -> String {
+    planner_script_calling(&["alpha", "beta"])
+}
+
+/// The planner: one turn with a `work` call per part, then its answer.
+pub fn planner_script_calling(parts: &[&str]) -> String {
     let usage = usage();
+    let calls: String = parts
+        .iter()
+        .map(|part| format!("        - {{name: work, arguments: {{part: {part}}}}}\n"))
+        .collect();
+    let repeat = parts.len();
     format!(
         "mode: by_conversation\nsteps:\n  - message:\n      content: \"Splitting the work.\"\n      \
-         tool_calls:\n        - {{name: work, arguments: {{part: alpha}}}}\n        - {{name: work, \
-         arguments: {{part: beta}}}}\n      {usage}\n  - message:\n      content: \"planned: both \
-         parts done\"\n      {usage}\n      repeat: 2\n"
+         tool_calls:\n{calls}      {usage}\n  - message:\n      content: \"planned: both parts \
+         done\"\n      {usage}\n      repeat: {repeat}\n"
     )
 }
 
@@ -169,4 +180,11 @@ pub fn events(run: &RunFiles, kind: &str) -> Vec<Value> {
 /// The files of run `id` in the test's workspace `ws`.
 pub fn files(test_dir: &std::path::Path, id: &str) -> RunFiles {
     run_files(&test_dir.join("ws"), id)
+}
+
+/// `test` with `from` replaced by `to` in its file `path`.
+pub fn edit(test: Test, path: &str, from: &str, to: &str) -> Test {
+    let text = std::fs::read_to_string(test.path().join(path)).unwrap();
+    assert!(text.contains(from), "{path} lacks {from:?}");
+    test.file(path, &text.replace(from, to))
 }
