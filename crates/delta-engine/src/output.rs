@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 pub use exit::{Exit, exit_code_for};
 pub use list::{
-    ListedStatus, RunFilter, RunListing, RunListingArray, format_age, list_runs, render_runs_json,
-    render_runs_raw, render_runs_text,
+    ListedStatus, RunFilter, RunListing, RunListingArray, TreeRow, format_age, list_runs,
+    render_runs_json, render_runs_raw, render_runs_text, render_tree_text, tree_rows,
 };
 pub use stream::{RefusalLine, ResultLine, ResultTag};
 

@@ -9,6 +9,7 @@
 mod budget;
 mod caps;
 mod lifecycle;
+mod replay_fork;
 mod tree;
 
 use mock_llm::MockServer;

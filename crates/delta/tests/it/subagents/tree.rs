@@ -8,6 +8,7 @@ use super::{
     events, files, tree, tree_ids,
 };
 use crate::support::run::{assert_consistent, delta, runs_in};
+use crate::support::snapshot::snapshot;
 
 /// Equal at the cent's hundredth.
 #[track_caller]
@@ -166,4 +167,36 @@ fn depth_3_tree_results_journals_links_and_exact_roll_up() {
         result["metrics"]["subtree"]["usage"]["output_tokens"],
         COMPLETION_TOKENS * 12
     );
+
+    // list-runs shows the tree: indented with --tree, annotated without; json carries it.
+    let listed = run
+        .then()
+        .args(["list-runs", "-w", "ws", "--tree"])
+        .run()
+        .code(0);
+    snapshot!(listed.stdout(), @r#"
+    p            COMPLETED  "Plan the job"     [DURATION] ago  (5 runs, $0.0334)
+    └─ p.1       COMPLETED  "Do part alpha"    [DURATION] ago  (2 runs, $0.0147)
+       └─ p.1.1  COMPLETED  "Check the draft"  [DURATION] ago
+    └─ p.2       COMPLETED  "Do part beta"     [DURATION] ago  (2 runs, $0.0147)
+       └─ p.2.1  COMPLETED  "Check the draft"  [DURATION] ago
+    "#);
+    let flat = listed
+        .then()
+        .args(["list-runs", "-w", "ws", "--format", "json"])
+        .run()
+        .code(0);
+    let listing: Value = serde_json::from_str(flat.stdout()).unwrap();
+    let entry = |id: &str| {
+        listing
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|run| run["run_id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(entry("p")["subtree"], metadata["subtree"]);
+    assert_eq!(entry("p.2.1")["called_by"]["run_id"], "p.2");
+    assert_eq!(entry("p.2.1")["called_by"]["depth"], 2);
 }
