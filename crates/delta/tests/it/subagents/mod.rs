@@ -8,6 +8,7 @@
 
 mod budget;
 mod caps;
+mod export_view;
 mod lifecycle;
 mod replay_fork;
 mod tree;
