@@ -35,7 +35,7 @@ use super::{
     interrupted,
 };
 use crate::config::{Agent, SubagentCaps};
-use crate::hooks::{ToolCallInfo, ToolResultInfo};
+use crate::hooks::{HookEvent, ToolCallInfo, ToolResultInfo};
 use crate::journal::{
     ActionRequest, ActionResult, ActionStatus, EventPayload, HumanInputRequest, SubagentRef,
     ToolCall,
@@ -650,7 +650,7 @@ impl ActiveRun {
         }
         self.write_metadata()?;
         let mut stop = None;
-        for (slot, answer) in slots.iter().zip(answers) {
+        for ((slot, answer), outcome) in slots.iter().zip(answers).zip(&outcomes) {
             let hook_call = ToolCallInfo {
                 action_id: &slot.action_id,
                 tool_call_id: &slot.tool_call_id,
@@ -658,6 +658,16 @@ impl ActiveRun {
                 tool_args: &slot.tool_args,
                 resolved_command: None,
             };
+            if let Some(ChildOutcome::Ended(result)) = outcome {
+                let event = HookEvent::OnSubagentEnd {
+                    call: hook_call,
+                    run_id: result.run_id.as_str(),
+                    status: result.status,
+                    error: result.error.as_ref(),
+                    result: result.result.as_ref(),
+                };
+                self.hook(event, observer, shutdown).await?;
+            }
             match answer {
                 Some(Answer::Result {
                     status,

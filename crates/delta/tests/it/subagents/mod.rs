@@ -9,6 +9,7 @@
 mod budget;
 mod caps;
 mod export_view;
+mod hooks;
 mod lifecycle;
 mod replay_fork;
 mod tree;
