@@ -8,6 +8,7 @@
 
 mod budget;
 mod caps;
+mod config;
 mod export_view;
 mod hooks;
 mod lifecycle;

@@ -200,3 +200,53 @@ fn depth_3_tree_results_journals_links_and_exact_roll_up() {
     assert_eq!(entry("p.2.1")["called_by"]["run_id"], "p.2");
     assert_eq!(entry("p.2.1")["called_by"]["depth"], 2);
 }
+
+#[test]
+fn the_live_stream_indents_each_sub_agent_under_its_caller() {
+    // One worker, so that the stream's order is the calls' order.
+    let tree = super::tree_with(
+        &super::planner_script_calling(&["alpha"]),
+        &super::worker_script(),
+        &super::reviewer_script(),
+        super::LOOK,
+    );
+    let run = delta(tree.test, &tree.planner)
+        .args([
+            "run",
+            "--agent",
+            "agents/planner",
+            "-w",
+            "ws",
+            "-m",
+            "Plan",
+            "--run-id",
+            "p",
+        ])
+        .run()
+        .code(0);
+    snapshot!(run.stderr(), @r#"
+    ▶ run p · agent planner · model planner-model
+      workspace [TEMP]/ws
+
+    ── iteration 1/30 ──
+    Splitting the work.
+    → work {"part":"alpha"}
+        ▶ sub-agent p.1 · agent worker
+        → write {"text":"drafted"}
+          ✓ exit 0 · [DURATION]
+        → review {"message":"Check the draft"}
+            ▶ sub-agent p.1.1 · agent reviewer
+            → look {}
+              ✓ exit 0 · [DURATION]
+            ■ sub-agent p.1.1 COMPLETED after 2 iteration(s)
+          ✓ exit 0 · [DURATION]
+        ■ sub-agent p.1 COMPLETED after 3 iteration(s)
+      ✓ exit 0 · [DURATION]
+      │ worker: reviewed and done
+
+    ── iteration 2/30 ──
+    planned: both parts done
+
+    ✔ COMPLETED after 2 iterations
+    "#);
+}
