@@ -9,6 +9,7 @@
 mod budget;
 mod caps;
 mod config;
+mod example;
 mod export_view;
 mod hooks;
 mod lifecycle;
