@@ -124,6 +124,17 @@ impl Drop for StreamRenderer {
     }
 }
 
+/// A finished tool call in one line: its mark, exit code and duration.
+fn tool_outcome(status: ActionStatus, exit_code: Option<i32>, elapsed: Duration) -> String {
+    let code = exit_code.map_or_else(|| "no exit code".to_owned(), |c| format!("exit {c}"));
+    let mark = match status {
+        ActionStatus::Success => render::styled("✓", GOOD),
+        ActionStatus::Failed => render::styled("✗ FAILED", BAD),
+        ActionStatus::Error => render::styled("✗ ERROR", BAD),
+    };
+    format!("{mark} {code} · {}", duration(elapsed))
+}
+
 impl StreamRenderer {
     /// A sub-agent's step, indented by its depth: its start and end, its tool calls and
     /// their outcome, its warnings. Its text and engine detail stay in its own files.
@@ -148,16 +159,10 @@ impl StreamRenderer {
                 exit_code,
                 elapsed,
                 ..
-            } => {
-                let code =
-                    exit_code.map_or_else(|| "no exit code".to_owned(), |c| format!("exit {c}"));
-                let mark = match status {
-                    ActionStatus::Success => render::styled("✓", GOOD),
-                    ActionStatus::Failed => render::styled("✗ FAILED", BAD),
-                    ActionStatus::Error => render::styled("✗ ERROR", BAD),
-                };
-                Some(format!("{indent}  {mark} {code} · {}", duration(*elapsed)))
-            }
+            } => Some(format!(
+                "{indent}  {}",
+                tool_outcome(*status, *exit_code, *elapsed)
+            )),
             EngineEvent::Warning { message } => Some(format!(
                 "{indent}{}",
                 render::styled(&format!("warning: {message}"), NOTE)
@@ -358,14 +363,7 @@ impl Observer for StreamRenderer {
                 observation,
                 ..
             } => {
-                let code =
-                    exit_code.map_or_else(|| "no exit code".to_owned(), |c| format!("exit {c}"));
-                let mark = match status {
-                    ActionStatus::Success => render::styled("✓", GOOD),
-                    ActionStatus::Failed => render::styled("✗ FAILED", BAD),
-                    ActionStatus::Error => render::styled("✗ ERROR", BAD),
-                };
-                let mut text = format!("  {mark} {code} · {}\n", duration(*elapsed));
+                let mut text = format!("  {}\n", tool_outcome(*status, *exit_code, *elapsed));
                 text.push_str(&preview(observation));
                 self.print(&text);
             }
