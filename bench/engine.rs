@@ -74,6 +74,7 @@ impl Observer for Timings {
             | EngineEvent::Thought { .. }
             | EngineEvent::ToolStarted { .. }
             | EngineEvent::Detail { .. }
+            | EngineEvent::Subagent { .. }
             | EngineEvent::RunFinished { .. } => {}
         }
     }
@@ -125,9 +126,11 @@ fn loop_overhead() {
                 max_iterations: ITERATIONS,
                 fsync: FsyncPolicy::OnSync,
                 replay_of: None,
+                called_by: None,
             };
             let active =
-                ActiveRun::begin(Origin::New(new), &agent, OutputPolicy::default()).unwrap();
+                ActiveRun::begin(Origin::New(Box::new(new)), &agent, OutputPolicy::default())
+                    .unwrap();
             active
                 .drive(&agent, &llm, &mut timings, Shutdown::never())
                 .await
@@ -191,6 +194,7 @@ fn write_journal(path: &Path, events: usize) {
                 tool_args: serde_json::from_str(&format!("{{\"path\": \"file-{cycle}.txt\"}}"))
                     .unwrap(),
                 resolved_command: Some(format!("cat file-{cycle}.txt")),
+                subagent: None,
             }),
             EventPayload::ActionResult(ActionResult {
                 action_id: action_id.clone(),
@@ -199,6 +203,7 @@ fn write_journal(path: &Path, events: usize) {
                 observation_content: observation.clone(),
                 exit_code: Some(0),
                 execution_ref: action_id,
+                subagent: None,
             }),
         ];
         for payload in payloads {

@@ -621,6 +621,7 @@ mod tests {
             tool_name: "t".to_owned(),
             tool_args: serde_json::Map::new(),
             resolved_command: None,
+            subagent: None,
         })
     }
 
@@ -632,6 +633,7 @@ mod tests {
             observation_content: text.to_owned(),
             exit_code: Some(0),
             execution_ref: format!("a-{call}"),
+            subagent: None,
         })
     }
 

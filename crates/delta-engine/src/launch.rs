@@ -13,6 +13,7 @@
 //! [`Observer`]. Its errors, with their help lines, are in `error.rs`; the workspace
 //! choice is [`crate::workspace::Choice`].
 
+mod child;
 mod error;
 mod question;
 mod settings;
@@ -20,6 +21,7 @@ mod settings;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use child::{ChildAnswers, ChildModels, ChildStart, LaunchSpawner};
 pub use error::LaunchError;
 pub use question::ask_reuse;
 pub use settings::{
@@ -33,15 +35,17 @@ use crate::answer::OutputSchema;
 use crate::budget::{Budget, Spent};
 use crate::config::{self, Agent};
 use crate::engine::{
-    self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, Limits, NewRun, Observer, Origin, Shutdown,
+    self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, Limits, NewRun, Observer, Origin,
+    Shutdown, Tree,
 };
 use crate::journal::FsyncPolicy;
 use crate::llm::{ChatModel, LlmClient, resolve_credentials};
 use crate::output::RunResult;
 use crate::process::OutputPolicy;
 use crate::resume::{self, ContinueOptions, Entry, ResumeReport};
-use crate::run::{ReplayRef, RunId, RunPaths, RunStateError};
+use crate::run::{CalledBy, ReplayRef, RunId, RunPaths, RunStateError};
 use crate::secrets::Redactor;
+use crate::subagent::subtree_of;
 use crate::workspace::{Choice, check_workspace_path, ensure_workspace, numbered_id};
 
 /// How many generated ids are tried before a collision is reported.
@@ -95,6 +99,9 @@ pub enum Start {
     /// A new run whose LLM answers come from a recording instead of the configured
     /// endpoint (`delta replay`): no credentials are resolved and nothing is sent anywhere.
     Replay(Box<ReplayStart>),
+    /// A sub-agent run an agent tool's call starts (driven with
+    /// [`Launch::drive_nested`] inside its caller's process).
+    Child(Box<ChildStart>),
 }
 
 /// A new run of [`Start::Replay`].
@@ -112,6 +119,8 @@ pub struct ReplayStart {
     pub model: Arc<dyn ChatModel>,
     /// The recorded run played back, for the new run's metadata.
     pub replay_of: ReplayRef,
+    /// The recordings of its sub-agents, which answer the replay's sub-agents.
+    pub children: Option<Arc<dyn ChildModels>>,
 }
 
 /// What a launch needs from the one who started it, since the library neither prints nor
@@ -142,6 +151,8 @@ pub struct Launch {
     fsync: FsyncPolicy,
     max_iterations: u32,
     pending: Pending,
+    /// The recordings that answer the run's sub-agents (a replay).
+    children: Option<Arc<dyn ChildModels>>,
 }
 
 /// The run [`Launch::drive`] creates or takes over.
@@ -153,6 +164,7 @@ enum Pending {
         run_id: Option<RunId>,
         task: String,
         replay_of: Option<ReplayRef>,
+        called_by: Option<CalledBy>,
     },
     Continue {
         workspace: PathBuf,
@@ -219,6 +231,9 @@ impl Launch {
             Start::Replay(replay) => {
                 prepare_replay(*replay, (spec.max_iterations, &asked), frontend)
             }
+            Start::Child(child) => {
+                child::prepare_child(*child, (spec.max_iterations, &asked), frontend)
+            }
         }
     }
 
@@ -232,7 +247,8 @@ impl Launch {
     /// so that no signal can leave the run RUNNING; the run created (a generated id that
     /// happens to be taken is replaced, a client's is not) or taken over (its report to
     /// `frontend`); `ask_human` answered by `human` when given, else the run pauses; every
-    /// step reported to `observer`.
+    /// step reported to `observer`. Its sub-agents run in this process, on the same
+    /// runtime, stopped by the same signals.
     ///
     /// # Errors
     /// When the run cannot be created, taken over or recorded, or its result read back.
@@ -246,20 +262,41 @@ impl Launch {
             .enable_all()
             .build()
             .map_err(LaunchError::Runtime)?;
-        let paths = runtime.block_on(async {
+        runtime.block_on(async {
             let shutdown = Shutdown::on_signals().map_err(LaunchError::Runtime)?;
-            let mut active = match self.begin(frontend)? {
-                Begun::Active(active) => active.with_limits(self.limits.clone()),
-                Begun::Finished(paths) => return Ok(paths),
-            };
-            if let Some(human) = human {
-                active = active.with_human(human);
+            let spawner = LaunchSpawner::new(human.clone(), self.children.clone());
+            let tree = Tree::root(&self.agent, Arc::new(spawner));
+            self.drive_nested(observer, human, frontend, shutdown, tree)
+                .await
+        })
+    }
+
+    /// What [`Launch::drive`] does once the runtime and the signal handlers exist: the
+    /// run created or taken over and driven, at its place `tree` in a tree of runs. A
+    /// sub-agent is driven this way inside its caller's process.
+    ///
+    /// # Errors
+    /// As [`Launch::drive`].
+    pub async fn drive_nested(
+        self,
+        observer: &mut dyn Observer,
+        human: Option<Arc<dyn HumanInput>>,
+        frontend: &mut dyn Frontend,
+        shutdown: Shutdown,
+        tree: Tree,
+    ) -> Result<Finished, LaunchError> {
+        let paths = match self.begin(frontend)? {
+            Begun::Active(active) => {
+                let mut active = active.with_tree(tree).with_limits(self.limits.clone());
+                if let Some(human) = human {
+                    active = active.with_human(human);
+                }
+                active
+                    .drive(&self.agent, self.llm.as_ref(), observer, shutdown)
+                    .await?
             }
-            let paths = active
-                .drive(&self.agent, self.llm.as_ref(), observer, shutdown)
-                .await?;
-            Ok::<_, LaunchError>(paths)
-        })?;
+            Begun::Finished(paths) => paths,
+        };
         let result = RunResult::load(&paths)?;
         Ok(Finished { paths, result })
     }
@@ -274,6 +311,7 @@ impl Launch {
                 run_id,
                 task,
                 replay_of,
+                called_by,
             } => {
                 let mut attempts = 0;
                 loop {
@@ -289,9 +327,14 @@ impl Launch {
                         max_iterations: self.max_iterations,
                         fsync: self.fsync,
                         replay_of: replay_of.clone(),
+                        called_by: called_by.clone(),
                     };
                     attempts += 1;
-                    match ActiveRun::begin(Origin::New(new), &self.agent, self.output.clone()) {
+                    match ActiveRun::begin(
+                        Origin::New(Box::new(new)),
+                        &self.agent,
+                        self.output.clone(),
+                    ) {
                         Err(engine::EngineError::RunState(RunStateError::RunExists { .. }))
                             if run_id.is_none() && attempts < GENERATED_ID_ATTEMPTS => {}
                         other => {
@@ -383,7 +426,9 @@ fn prepare_new(
             run_id,
             task,
             replay_of: None,
+            called_by: None,
         },
+        children: None,
     })
 }
 
@@ -416,7 +461,9 @@ fn prepare_replay(
             run_id: Some(replay.run_id),
             task: replay.task,
             replay_of: Some(replay.replay_of),
+            called_by: None,
         },
+        children: replay.children,
     })
 }
 
@@ -453,9 +500,11 @@ fn prepare_continue(
         .unwrap_or_default();
     let limits = asked.decide(&agent, recorded_budget)?;
     if let Some(report) = &recorded.budget {
+        // A parent's budget covers its sub-agents: what its whole tree spent.
+        let usage = subtree_of(&recorded).usage;
         let spent = Spent {
-            cost_usd: recorded.usage.total_cost_usd,
-            tokens: recorded.usage.input_tokens + recorded.usage.output_tokens,
+            cost_usd: usage.total_cost_usd,
+            tokens: usage.tokens(),
             duration: std::time::Duration::from_secs_f64(report.duration_s.used),
         };
         if let Some(exceeded) = limits.budget.exceeded(spent) {
@@ -475,6 +524,7 @@ fn prepare_continue(
             message,
             force,
         },
+        children: None,
     })
 }
 

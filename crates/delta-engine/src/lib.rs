@@ -31,6 +31,7 @@ pub mod resume;
 pub mod run;
 pub mod schema;
 pub mod secrets;
+pub mod subagent;
 pub mod tool;
 pub mod trajectory;
 pub mod view;

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use crate::janitor::{JanitorReport, OwnerFinding};
-pub use repair::{INTERRUPTED_NOT_RERUN, NOT_RUN, Repairs, plan as plan_repairs};
+pub use repair::{INTERRUPTED_NOT_RERUN, NOT_RUN, OpenChild, Repairs, plan as plan_repairs};
 pub use state::{AnswerSource, Entry, Missing, entry_for};
 
 use crate::janitor::{self, Closed, Keep, owner_gone};
@@ -370,7 +370,7 @@ pub fn take_over(
     let instruction = match &entry {
         Entry::Resume | Entry::Finished => None,
         Entry::UserMessage(text) => Some(text.clone()),
-        Entry::Answer { text, .. } if repairs.answered.is_none() => {
+        Entry::Answer { text, .. } if repairs.answered.is_none() && !repairs.relayed => {
             answer_as_user_message = true;
             Some(text.clone())
         }

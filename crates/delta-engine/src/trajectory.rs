@@ -238,6 +238,55 @@ impl Trajectory {
         self.paths.dir().to_path_buf()
     }
 
+    /// The sub-agent runs this run's tool calls started, by the action id of the call, in
+    /// journal order: an agent tool's child (its ACTION_REQUEST names it), or the run a
+    /// command tool started with `delta run|continue --run-id X` (its resolved command
+    /// says so). Only runs whose files can be read back are returned.
+    #[must_use]
+    pub fn subagents(&self) -> Vec<(String, Trajectory)> {
+        let own = self.paths.workspace();
+        // A fork keeps its parent's calls, whose children live beside the parent.
+        let fork_parent = self
+            .metadata
+            .parent
+            .as_ref()
+            .and_then(|parent| parent.work_dir.clone());
+        let mut found = Vec::new();
+        for event in &self.events {
+            let EventPayload::ActionRequest(request) = &event.payload else {
+                continue;
+            };
+            let candidates: Vec<RunPaths> = if let Some(subagent) = &request.subagent {
+                let workspace = subagent
+                    .work_dir
+                    .clone()
+                    .unwrap_or_else(|| own.to_path_buf());
+                std::iter::once(workspace)
+                    .chain(fork_parent.clone())
+                    .map(|workspace| RunPaths::new(&workspace, &subagent.run_id))
+                    .collect()
+            } else if let Some(sub) = SubRun::of(request)
+                && let Ok(run_id) = RunId::parse(&sub.run_id)
+            {
+                let dir = sub.dir(own);
+                dir.parent()
+                    .and_then(Path::parent)
+                    .map(|workspace| RunPaths::new(workspace, &run_id))
+                    .into_iter()
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if let Some(child) = candidates
+                .into_iter()
+                .find_map(|paths| Trajectory::load_paths(paths).ok())
+            {
+                found.push((request.action_id.clone(), child));
+            }
+        }
+        found
+    }
+
     /// The journal grouped into iterations: a THOUGHT opens one; the hooks that prepare a
     /// call (`on_iteration_start`, `pre_llm_request`), user messages, and what follows
     /// them before the THOUGHT belong to the iteration they lead to. The prologue
@@ -458,6 +507,7 @@ mod tests {
             tool_name: "delegate".into(),
             tool_args: serde_json::Map::new(),
             resolved_command: Some(command.into()),
+            subagent: None,
         }
     }
 

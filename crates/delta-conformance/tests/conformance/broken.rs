@@ -179,6 +179,11 @@ fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
         "mcp-stdio-tools",
         "mcp-timeout-is-an-observation",
         "mcp-tool-faults-are-observations",
+        "subagents-ask-human-pauses-the-tree",
+        "subagents-depth-cap-refused",
+        "subagents-linked-metadata-and-roll-up",
+        "subagents-no-ask-human-holds",
+        "subagents-result-is-the-observation",
     ];
     check("drop-seq.sh", &must_fail, &extensions);
 }
@@ -277,11 +282,15 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "recorded-ask-continue-fail",
             "recorded-hello-world",
             "recorded-llama-cpp-smollm2",
+            "subagents-ask-human-pauses-the-tree",
+            "subagents-linked-metadata-and-roll-up",
         ],
         &[
             "recorded-ask-continue-fail",
             "recorded-hello-world",
             "recorded-llama-cpp-smollm2",
+            "subagents-ask-human-pauses-the-tree",
+            "subagents-linked-metadata-and-roll-up",
             "api-key-never-written",
             "budget-tokens-stops-and-resumes",
             "output-schema-repair-and-violation",

@@ -8,7 +8,9 @@ use serde_saphyr::Spanned;
 
 use super::error::{ConfigError, sanitize};
 use super::imports::McpServersYaml;
-use super::raw::{AGENT_KEYS, AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYaml};
+use super::raw::{
+    AGENT_KEYS, AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYaml, SubagentsYaml,
+};
 use super::suggest;
 use super::yaml::{self, TopLevelKeys};
 use crate::budget::{Budget, parse_duration};
@@ -71,6 +73,8 @@ pub struct AgentFile {
     pub output_schema: Option<Spanned<String>>,
     /// `ask_human:`, default true.
     pub ask_human: bool,
+    /// `subagents:`, checked, defaults applied.
+    pub subagents: SubagentCaps,
     /// Hooks in the deprecated location, with the key they were found under.
     pub legacy_hooks: Option<(&'static str, HookMap)>,
     /// Warnings about this file (unknown keys).
@@ -140,8 +144,53 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
         },
         output_schema: raw.output_schema,
         ask_human: raw.ask_human.unwrap_or(true),
+        subagents: match raw.subagents {
+            Some(caps) => subagent_caps(caps.value, file)?,
+            None => SubagentCaps::default(),
+        },
         legacy_hooks,
         warnings,
+    })
+}
+
+/// How deep and how wide an agent's tree of sub-agents may grow (`subagents:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubagentCaps {
+    /// Deepest a descendant may be (a child is at depth 1).
+    pub max_depth: u32,
+    /// Sub-agents one turn may start at once.
+    pub max_concurrent: u32,
+}
+
+impl Default for SubagentCaps {
+    fn default() -> Self {
+        Self {
+            max_depth: 5,
+            max_concurrent: 4,
+        }
+    }
+}
+
+fn subagent_caps(caps: SubagentsYaml, file: &Path) -> Result<SubagentCaps, ConfigError> {
+    let defaults = SubagentCaps::default();
+    let positive = |value: Option<Spanned<u32>>, key: &str, default: u32| match value {
+        Some(value) if value.value == 0 => Err(ConfigError::new(
+            file,
+            format!("`subagents.{key}` must be at least 1"),
+        )
+        .at(value.referenced)
+        .help(format!(
+            "give a positive number, or omit it for the default ({default})"
+        ))),
+        value => Ok(value.map_or(default, |v| v.value)),
+    };
+    Ok(SubagentCaps {
+        max_depth: positive(caps.max_depth, "max_depth", defaults.max_depth)?,
+        max_concurrent: positive(
+            caps.max_concurrent,
+            "max_concurrent",
+            defaults.max_concurrent,
+        )?,
     })
 }
 

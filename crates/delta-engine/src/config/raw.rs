@@ -67,6 +67,9 @@ pub struct AgentYaml {
     /// Whether the built-in `ask_human` tool is offered to the model. Default: true;
     /// `false` (or `--no-ask-human`) means a run never pauses for an answer.
     pub ask_human: Option<bool>,
+    /// Limits on the sub-agents this agent's agent tools start (docs/subagents.md).
+    #[schemars(with = "Option<SubagentsYaml>")]
+    pub subagents: Option<Spanned<SubagentsYaml>>,
     /// Deprecated: hooks belong in `hooks.yaml`. Read only when `hooks.yaml` is absent.
     #[schemars(with = "Option<HookMap>", extend("deprecated" = true))]
     pub hooks: Option<Spanned<HookMap>>,
@@ -90,6 +93,7 @@ pub(crate) const AGENT_KEYS: &[&str] = &[
     "budget",
     "output_schema",
     "ask_human",
+    "subagents",
     "hooks",
     "lifecycle_hooks",
 ];
@@ -165,6 +169,20 @@ pub struct PricingYaml {
     /// Price of one million completion (output) tokens.
     #[schemars(with = "f64", range(min = 0.0))]
     pub output_per_million: Spanned<f64>,
+}
+
+/// `subagents:` in agent.yaml: how deep and how wide the tree of sub-agents may grow.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentsYaml {
+    /// How deep sub-agents may nest below a top-level run: 1 lets it start children but
+    /// not grandchildren. The smallest value along a tree's chain applies. Default: 5.
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_depth: Option<Spanned<u32>>,
+    /// How many sub-agents one turn of a run may start at once; further agent calls of
+    /// the same turn are refused (the model reads why). Default: 4.
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_concurrent: Option<Spanned<u32>>,
 }
 
 /// `budget:` in agent.yaml: limits over the run's whole life.

@@ -328,6 +328,7 @@ mod tests {
                         observation_content: "line\n".repeat(*len / 5),
                         exit_code: Some(0),
                         execution_ref: format!("a-{id}"),
+                        subagent: None,
                     }));
                 }
             }

@@ -163,6 +163,16 @@ impl Observer for EngineLog {
                     .map(|e| format!(": {}: {}", e.error_type, e.message))
                     .unwrap_or_default()
             )),
+            // A sub-agent's own engine.log has its every step; here its start and end.
+            EngineEvent::Subagent { run_id, event, .. } => {
+                if let EngineEvent::RunStarted { agent_name, .. } = event.as_ref() {
+                    self.info(&format!(
+                        "sub-agent run {run_id} (agent '{agent_name}') started"
+                    ));
+                } else if let EngineEvent::RunFinished { status, .. } = event.as_ref() {
+                    self.info(&format!("sub-agent run {run_id} ended {status}"));
+                }
+            }
             // The run's creation or takeover is logged when it happens, with more than the
             // event says;
             // the start of a tool call is in its ACTION_REQUEST, the text (streamed or not)

@@ -7,17 +7,20 @@ use std::path::Path;
 
 use std::time::Duration;
 
-use super::limits::{Clock, Limits};
+use super::limits::Limits;
+use super::subagent::Tree;
 use super::{ActiveRun, EngineError, EngineLog};
+use crate::budget::Budget;
 use crate::config::Agent;
 use crate::hooks::HookRunner;
-use crate::journal::{EventPayload, FsyncPolicy, Journal, RunStart};
+use crate::journal::{EventPayload, FsyncPolicy, Journal, RunStart, read_journal};
 use crate::process::OutputPolicy;
 use crate::resume::{Entry, ResumeReport, Resumed};
 use crate::run::{
-    Metadata, MetadataInit, ProcessIdentity, ReplayRef, RunId, RunLock, RunPaths, RunStateError,
-    Timestamp, create_run, reclaim_abandoned, write_metadata,
+    CalledBy, Metadata, MetadataInit, ProcessIdentity, ReplayRef, RunId, RunLock, RunPaths,
+    RunStateError, Timestamp, create_run, reclaim_abandoned, write_metadata,
 };
+use crate::subagent::{Ledger, Spend, subtree_of};
 
 /// What a new run starts from.
 #[derive(Debug, Clone)]
@@ -36,13 +39,15 @@ pub struct NewRun<'a> {
     pub fsync: FsyncPolicy,
     /// The recorded run whose answers this run replays (`delta replay`).
     pub replay_of: Option<ReplayRef>,
+    /// The run whose agent tool starts this one (a sub-agent).
+    pub called_by: Option<CalledBy>,
 }
 
 /// Where an [`ActiveRun`] comes from.
 #[derive(Debug)]
 pub enum Origin<'a> {
     /// A run to create.
-    New(NewRun<'a>),
+    New(Box<NewRun<'a>>),
     /// A run this process has taken over (`delta continue`).
     Continued(Box<Resumed>),
 }
@@ -69,6 +74,7 @@ impl ActiveRun {
     ) -> Result<ActiveRun, EngineError> {
         let mut answered = None;
         let mut pending_calls = Vec::new();
+        let mut open_children = Vec::new();
         let (paths, lock, journal, metadata) = match origin {
             Origin::New(new) => create(&new, agent, &output)?,
             Origin::Continued(resumed) => {
@@ -91,12 +97,26 @@ impl ActiveRun {
                     Some((request, result.clone()))
                 });
                 pending_calls = report.repairs.to_run;
+                open_children = report.repairs.subagents;
                 (paths, lock, journal, metadata)
             }
         };
         let active_before = metadata.budget.map_or(Duration::ZERO, |b| {
             Duration::from_secs_f64(b.duration_s.used)
         });
+        // A continued parent has spent what its children did too.
+        let tree_spent = subtree_of(&metadata).usage;
+        let ledger = Ledger::new(
+            metadata.run_id.clone(),
+            None,
+            Budget::default(),
+            Spend {
+                cost_usd: tree_spent.total_cost_usd,
+                tokens: tree_spent.tokens(),
+            },
+            active_before,
+        );
+        let ordinals = subagent_calls(&paths)?;
         Ok(ActiveRun {
             hooks: HookRunner::new(agent.hooks.clone(), &paths, output.clone()),
             paths,
@@ -108,11 +128,27 @@ impl ActiveRun {
             mcp: None,
             answered,
             pending_calls,
-            clock: Clock::starting_at(active_before),
+            open_children,
+            ledger,
+            tree: Tree::default(),
+            ordinals,
             limits: Limits::default(),
             repairs: 0,
         })
     }
+}
+
+/// How many sub-agents the run has started: its ACTION_REQUESTs that name one (0 for a new
+/// run, whose journal holds only RUN_START).
+fn subagent_calls(paths: &RunPaths) -> Result<u32, EngineError> {
+    let events = read_journal(&paths.journal())?.events;
+    let count = events
+        .iter()
+        .filter(|event| {
+            matches!(&event.payload, EventPayload::ActionRequest(request) if request.subagent.is_some())
+        })
+        .count();
+    Ok(u32::try_from(count).unwrap_or(u32::MAX))
 }
 
 /// The parts of a newly created run.
@@ -150,6 +186,7 @@ fn create(
         Timestamp::now(),
     );
     metadata.replay_of.clone_from(&new.replay_of);
+    metadata.called_by.clone_from(&new.called_by);
     write_metadata(&paths.metadata(), &metadata, &output.redactor)?;
     let journal = Journal::open_with(&paths.journal(), new.fsync, output.redactor.clone())?;
     journal.append(EventPayload::RunStart(RunStart {

@@ -382,6 +382,8 @@ impl ActiveRun {
             }
         };
         self.metadata.usage.record(model, input, output, cost);
+        self.ledger.spend(cost, input + output);
+        self.refresh_subtree();
     }
 }
 

@@ -88,6 +88,19 @@ pub enum HookEvent<'a> {
     OnIterationStart,
     /// An iteration ended.
     OnIterationEnd,
+    /// A sub-agent run ended its part.
+    OnSubagentEnd {
+        /// The agent call that started it.
+        call: ToolCallInfo<'a>,
+        /// The sub-agent run.
+        run_id: &'a str,
+        /// How it ended.
+        status: FinalStatus,
+        /// Why, when FAILED or INTERRUPTED.
+        error: Option<&'a ErrorInfo>,
+        /// Its answer, when COMPLETED.
+        result: Option<&'a Value>,
+    },
 }
 
 impl HookEvent<'_> {
@@ -103,6 +116,7 @@ impl HookEvent<'_> {
             HookEvent::OnRunEnd { .. } => HookName::OnRunEnd,
             HookEvent::OnIterationStart => HookName::OnIterationStart,
             HookEvent::OnIterationEnd => HookName::OnIterationEnd,
+            HookEvent::OnSubagentEnd { .. } => HookName::OnSubagentEnd,
         }
     }
 
@@ -134,6 +148,19 @@ impl HookEvent<'_> {
             },
             HookEvent::OnIterationStart => HookDetails::OnIterationStart,
             HookEvent::OnIterationEnd => HookDetails::OnIterationEnd,
+            HookEvent::OnSubagentEnd {
+                call,
+                run_id,
+                status,
+                error,
+                ..
+            } => HookDetails::OnSubagentEnd {
+                action_id: call.action_id.to_owned(),
+                tool_name: call.tool_name.to_owned(),
+                subagent_run_id: (*run_id).to_owned(),
+                status: *status,
+                error: error.cloned(),
+            },
         }
     }
 
@@ -157,6 +184,19 @@ impl HookEvent<'_> {
                 error,
                 result,
             } => json!({ "status": status, "error": error, "result": result }),
+            HookEvent::OnSubagentEnd {
+                call,
+                run_id,
+                status,
+                error,
+                result,
+            } => json!({
+                "call": call_json(call),
+                "subagent_run_id": run_id,
+                "status": status,
+                "error": error,
+                "result": result,
+            }),
             HookEvent::OnIterationStart | HookEvent::OnIterationEnd => return Ok(None),
         };
         let mut bytes = serde_json::to_vec_pretty(&value)?;
@@ -176,6 +216,13 @@ impl HookEvent<'_> {
             HookEvent::OnRunEnd { status, .. } => {
                 vec![("RUN_STATUS", RunStatus::from(*status).as_str().to_owned())]
             }
+            HookEvent::OnSubagentEnd { run_id, status, .. } => vec![
+                ("SUBAGENT_RUN_ID", (*run_id).to_owned()),
+                (
+                    "SUBAGENT_STATUS",
+                    RunStatus::from(*status).as_str().to_owned(),
+                ),
+            ],
             HookEvent::PreLlmRequest { .. }
             | HookEvent::PostLlmResponse { .. }
             | HookEvent::OnIterationStart
@@ -492,7 +539,8 @@ fn ingest(
         | HookEvent::OnError(_)
         | HookEvent::OnRunEnd { .. }
         | HookEvent::OnIterationStart
-        | HookEvent::OnIterationEnd => Ok(HookEffect::None),
+        | HookEvent::OnIterationEnd
+        | HookEvent::OnSubagentEnd { .. } => Ok(HookEffect::None),
     }
 }
 

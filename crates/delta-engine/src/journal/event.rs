@@ -353,6 +353,20 @@ pub struct ActionRequest {
     /// The command line that runs, quoted for display (null for built-in tools that run no
     /// external command, such as `ask_human`).
     pub resolved_command: Option<String>,
+    /// The sub-agent run this call starts (agent tools only): named before the run exists,
+    /// so that a run continued after a crash finds its child instead of starting another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<SubagentRef>,
+}
+
+/// The sub-agent run of an agent tool's call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SubagentRef {
+    /// The child run's id.
+    pub run_id: RunId,
+    /// Its workspace, when it is not the calling run's (a tool's `workspace:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<std::path::PathBuf>,
 }
 
 /// Outcome of a tool execution.
@@ -400,6 +414,9 @@ pub struct ActionResult {
     /// Names `io/tool_executions/{execution_ref}/` (the action id); the directory may be
     /// missing when no command ran.
     pub execution_ref: String,
+    /// The sub-agent run whose end this result is (agent tools only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<SubagentRef>,
 }
 
 /// Payload of `HUMAN_INPUT_REQUEST`.

@@ -29,6 +29,14 @@ impl Masks {
         Masks { literal: pairs }
     }
 
+    /// These masks and `more`.
+    #[must_use]
+    pub fn with(&self, more: Vec<(String, &'static str)>) -> Self {
+        let mut pairs = self.literal.clone();
+        pairs.extend(more);
+        Masks::new(pairs)
+    }
+
     /// `text` with the literal texts, UUIDs and RFC 3339 times replaced.
     #[must_use]
     pub fn text(&self, text: &str) -> String {

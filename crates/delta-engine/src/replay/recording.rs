@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::ReplayError;
-use crate::journal::{ActionStatus, EventPayload, read_journal};
+use crate::journal::{ActionStatus, EventPayload, SubagentRef, read_journal};
 use crate::run::{Metadata, RunId, RunPaths, open_run, read_metadata};
 
 /// One LLM call of the recording: what the engine sent and what the model answered.
@@ -50,8 +50,11 @@ pub struct Recording {
     pub calls: Vec<RecordedCall>,
     /// Its tool results (`ask_human` included), in journal order.
     pub results: Vec<RecordedResult>,
-    /// The answers its `ask_human` questions got, in journal order.
+    /// The answers its `ask_human` questions got, in journal order (not those relayed to
+    /// its sub-agents: they are in the sub-agents' recordings).
     pub human_answers: Vec<String>,
+    /// The sub-agent runs its agent tools started, in journal order.
+    pub subagents: Vec<SubagentRef>,
     /// The seq of its last event.
     pub last_seq: u64,
 }
@@ -69,6 +72,8 @@ impl Recording {
         let mut calls = Vec::new();
         let mut results = Vec::new();
         let mut human_answers = Vec::new();
+        let mut subagents = Vec::new();
+        let mut relayed: Vec<&str> = Vec::new();
         for event in &events {
             match &event.payload {
                 EventPayload::Thought(thought) => {
@@ -80,6 +85,10 @@ impl Recording {
                 }
                 EventPayload::ActionRequest(request) => {
                     tools.insert(&request.action_id, &request.tool_name);
+                    if let Some(subagent) = &request.subagent {
+                        subagents.push(subagent.clone());
+                        relayed.push(request.action_id.as_str());
+                    }
                 }
                 EventPayload::ActionResult(result) => results.push(RecordedResult {
                     seq: event.seq,
@@ -89,13 +98,16 @@ impl Recording {
                     status: result.status,
                     observation: result.observation_content.clone(),
                 }),
-                EventPayload::HumanInputReceived(received) => {
+                EventPayload::HumanInputReceived(received)
+                    if !relayed.contains(&received.request_id.as_str()) =>
+                {
                     human_answers.push(received.response.clone());
                 }
                 EventPayload::RunStart(_)
                 | EventPayload::UserMessage(_)
                 | EventPayload::HumanInputRequest(_)
                 | EventPayload::SystemMessage(_)
+                | EventPayload::HumanInputReceived(_)
                 | EventPayload::HookExecutionAudit(_)
                 | EventPayload::RunEnd(_) => {}
             }
@@ -107,6 +119,7 @@ impl Recording {
             calls,
             results,
             human_answers,
+            subagents,
             last_seq: events.last().map_or(0, |event| event.seq),
         })
     }

@@ -9,6 +9,7 @@ use std::str::FromStr;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::tree::{CalledBy, ChildRef, Subtree};
 use super::{ProcessIdentity, RunId, RunStateError, Timestamp, write_json};
 use crate::budget::{BudgetReport, Exceeded};
 use crate::secrets::Redactor;
@@ -334,6 +335,43 @@ impl Usage {
         entry.calls += 1;
         entry.calls_without_usage += 1;
     }
+
+    /// Adds `other`'s totals (another run's, e.g. a sub-agent's): every count and cost,
+    /// per model too; its note joins this one's, and incomplete stays incomplete. The one
+    /// place usages are added up, so a field added to [`Usage`] is added here.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.total_cost_usd += other.total_cost_usd;
+        for (model, usage) in &other.model_usage {
+            self.model_usage
+                .entry(model.clone())
+                .or_default()
+                .add(usage);
+        }
+        self.cost_note = match (self.cost_note.take(), &other.cost_note) {
+            (Some(mine), Some(theirs)) if mine != *theirs => Some(format!("{mine}; {theirs}")),
+            (Some(mine), _) => Some(mine),
+            (None, theirs) => theirs.clone(),
+        };
+        self.incomplete |= other.incomplete;
+    }
+
+    /// Input plus output tokens: what a tokens budget counts.
+    #[must_use]
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+impl ModelUsage {
+    fn add(&mut self, other: &ModelUsage) {
+        self.calls += other.calls;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cost_usd += other.cost_usd;
+        self.calls_without_usage += other.calls_without_usage;
+    }
 }
 
 /// What a new run's metadata starts from; see [`Metadata::new`].
@@ -429,6 +467,17 @@ pub struct Metadata {
     /// replay`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_of: Option<ReplayRef>,
+    /// The run whose agent tool started this one, and how deep it is (only on a
+    /// sub-agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub called_by: Option<CalledBy>,
+    /// The sub-agent runs this run's agent tools started, in order (only on a parent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildRef>,
+    /// What this run and all its descendants spent (only on a parent; `usage` is this
+    /// run's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtree: Option<Subtree>,
 }
 
 /// Where a fork comes from: the parent run and the seq its journal was cut at.
@@ -482,6 +531,9 @@ impl Metadata {
             start_time: now,
             parent: None,
             replay_of: None,
+            called_by: None,
+            children: Vec::new(),
+            subtree: None,
         }
     }
 

@@ -13,6 +13,7 @@ mod metadata;
 mod paths;
 mod result;
 mod time;
+mod tree;
 
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
@@ -37,6 +38,7 @@ pub use metadata::{
 pub use paths::{DELTA_DIR, RunPaths};
 pub use result::result_value;
 pub use time::Timestamp;
+pub use tree::{CalledBy, ChildRef, Subtree};
 
 /// What can go wrong with a run directory and its files. Every variant names the file.
 #[derive(Debug, thiserror::Error)]

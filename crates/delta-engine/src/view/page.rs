@@ -2,8 +2,10 @@
 //! model's text, each tool call (arguments, command, observation, exit code, duration),
 //! hooks, human questions and answers, user and system messages, in journal order.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use super::RUN_PAGE;
 use super::html::{cost_text, duration_text, esc, head, status_class, tail};
 use crate::export::Content;
 use crate::journal::{ActionStatus, Event, EventPayload, HookStatus};
@@ -96,8 +98,9 @@ pub fn run_page(trajectory: &Trajectory, link_base: &str, content: Content) -> S
         "<div class=\"toolbar\"><button type=\"button\" data-toggle-details=\"open\">Expand all</button>\
          <button type=\"button\" data-toggle-details=\"close\">Fold all</button></div><main>",
     );
+    let nest = Nest::of(trajectory, link_base, 0);
     for iteration in trajectory.iterations() {
-        iteration_section(&mut html, &iteration, link_base, content);
+        iteration_section(&mut html, &iteration, content, &nest);
     }
     let _ = write!(
         html,
@@ -112,7 +115,58 @@ pub fn run_page(trajectory: &Trajectory, link_base: &str, content: Content) -> S
     html
 }
 
-fn iteration_section(html: &mut String, iteration: &Iteration<'_>, base: &str, content: Content) {
+/// Sub-agent runs are drawn inside the call that started them, at most this deep; deeper
+/// ones are a link to their own page.
+const NESTED_LEVELS: u32 = 8;
+
+/// What a run's sections need to draw its agent calls' sub-agents inside them.
+struct Nest {
+    /// How the page reaches this run's files.
+    base: String,
+    /// This run's directory.
+    dir: std::path::PathBuf,
+    /// Prefix of the run's section ids (empty for the page's own run).
+    anchor: String,
+    /// The sub-agent run of each call that started one, by action id.
+    children: HashMap<String, Trajectory>,
+    /// How deep this run is drawn (0: the page's own run).
+    level: u32,
+}
+
+impl Nest {
+    fn of(trajectory: &Trajectory, base: &str, level: u32) -> Self {
+        let children = if level < NESTED_LEVELS {
+            trajectory.subagents().into_iter().collect()
+        } else {
+            HashMap::new()
+        };
+        Self {
+            base: base.to_owned(),
+            dir: trajectory.dir(),
+            anchor: if level == 0 {
+                String::new()
+            } else {
+                format!("{}-", trajectory.run_id())
+            },
+            children,
+            level,
+        }
+    }
+
+    /// How the page reaches the files of `child`: relatively when it sits beside this
+    /// run's directory and the page reaches this run's files relatively (the page is in
+    /// the tree's `.delta/`), else by its absolute path.
+    fn child_base(&self, child: &Trajectory) -> String {
+        let relative = self.base.is_empty() || self.base.starts_with("../");
+        if relative && child.dir().parent() == self.dir.parent() {
+            format!("../{}/", child.run_id())
+        } else {
+            format!("{}/", child.dir().display())
+        }
+    }
+}
+
+fn iteration_section(html: &mut String, iteration: &Iteration<'_>, content: Content, nest: &Nest) {
     if iteration.number == 0 {
         if iteration
             .events
@@ -125,7 +179,8 @@ fn iteration_section(html: &mut String, iteration: &Iteration<'_>, base: &str, c
     } else {
         let _ = write!(
             html,
-            "<section class=\"iteration\" id=\"iteration-{n}\" data-iteration=\"{n}\"><h2>Iteration {n}",
+            "<section class=\"iteration\" id=\"{anchor}iteration-{n}\" data-iteration=\"{n}\"><h2>Iteration {n}",
+            anchor = esc(&nest.anchor),
             n = iteration.number
         );
         if let Some((event, _)) = iteration.thought {
@@ -166,7 +221,7 @@ fn iteration_section(html: &mut String, iteration: &Iteration<'_>, base: &str, c
         }
     }
     for event in &iteration.events {
-        event_html(html, iteration, event, base, content);
+        event_html(html, iteration, event, content, nest);
     }
     html.push_str("</section>");
 }
@@ -175,9 +230,10 @@ fn event_html(
     html: &mut String,
     iteration: &Iteration<'_>,
     event: &Event,
-    base: &str,
     content: Content,
+    nest: &Nest,
 ) {
+    let base = nest.base.as_str();
     match &event.payload {
         EventPayload::RunStart(_) => {}
         EventPayload::Thought(thought) => {
@@ -193,7 +249,7 @@ fn event_html(
                 .iter()
                 .find(|t| t.request.action_id == request.action_id)
             {
-                tool_html(html, tool, base, content);
+                tool_html(html, tool, content, nest);
             }
         }
         EventPayload::ActionResult(_) => {}
@@ -268,7 +324,8 @@ fn event_html(
     }
 }
 
-fn tool_html(html: &mut String, tool: &ToolStep<'_>, base: &str, content: Content) {
+fn tool_html(html: &mut String, tool: &ToolStep<'_>, content: Content, nest: &Nest) {
+    let base = nest.base.as_str();
     let request = tool.request;
     let (class, badge) = match tool.result {
         Some((_, result)) => {
@@ -327,7 +384,42 @@ fn tool_html(html: &mut String, tool: &ToolStep<'_>, base: &str, content: Conten
             Some(&full),
         );
     }
+    if let Some(child) = nest.children.get(&request.action_id) {
+        subagent_html(html, child, content, nest);
+    }
     html.push_str("</article>");
+}
+
+/// A sub-agent run inside the call that started it: a folded summary (agent, status,
+/// iterations, cost, a link to its own page) that unfolds into its iterations, drawn as
+/// the page's own are.
+fn subagent_html(html: &mut String, child: &Trajectory, content: Content, nest: &Nest) {
+    let metadata = &child.metadata;
+    let base = nest.child_base(child);
+    let cost = metadata
+        .subtree
+        .as_ref()
+        .map_or(metadata.usage.total_cost_usd, |s| s.usage.total_cost_usd);
+    let _ = write!(
+        html,
+        "<details class=\"subagent\" data-run-id=\"{id}\" data-status=\"{status}\"><summary>\
+         sub-agent <strong>{agent}</strong> · run {id} · <span class=\"{class}\">{status}</span> \
+         · {iterations} iteration(s) · {cost} · <a href=\"{base}{RUN_PAGE}\">its page</a></summary>\
+         <div class=\"subagent-body\"><pre class=\"task\">{task}</pre>",
+        id = esc(child.run_id()),
+        status = metadata.status,
+        class = status_class(metadata.status),
+        agent = esc(&metadata.agent_name),
+        iterations = metadata.iterations,
+        cost = esc(&cost_text(cost)),
+        base = esc(&base),
+        task = esc(content.text(&metadata.task)),
+    );
+    let inner = Nest::of(child, &base, nest.level + 1);
+    for iteration in child.iterations() {
+        iteration_section(html, &iteration, content, &inner);
+    }
+    html.push_str("</div></details>");
 }
 
 /// `text` in a `<pre>`; a long one folded in a closed `<details>` showing its head and

@@ -182,7 +182,7 @@ pub(super) fn launch(spec: LaunchSpec, terminal: Terminal) -> Result<Exit, CliEr
             Start::Continue {
                 workspace, run_id, ..
             } => Some((RunPaths::new(workspace, run_id).journal(), run_id.clone())),
-            Start::New { .. } | Start::Replay(_) => None,
+            Start::New { .. } | Start::Replay(_) | Start::Child(_) => None,
         };
         let mut stream = JsonlStream::new(human, continued);
         let outcome = drive(spec, terminal, &mut stream);

@@ -10,7 +10,7 @@ use super::args::parse_run_id;
 use super::error::{CliError, ExportError};
 use super::render;
 use delta_engine::export::otlp;
-use delta_engine::export::{self, Content, Format, scenario};
+use delta_engine::export::{self, Content, Format, atif, scenario};
 use delta_engine::llm::API_KEY_VARIABLES;
 use delta_engine::output::Exit;
 use delta_engine::run::RunId;
@@ -81,6 +81,21 @@ pub struct ExportArgs {
     /// Leave out prompts, model text, tool arguments, commands, outputs and human answers.
     #[arg(long)]
     redact_content: bool,
+
+    /// Where the trajectories of the run's sub-agents go (--format atif): embedded in the
+    /// document's subagent_trajectories, or each in a file beside -o's, named
+    /// `STEM.RUN_ID.json` and referred to by that name.
+    #[arg(long, value_enum, default_value_t = SubagentFiles::Embed)]
+    subagents: SubagentFiles,
+}
+
+/// `--subagents` of `export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SubagentFiles {
+    /// In the one document.
+    Embed,
+    /// One file each, beside -o's (needs -o).
+    Files,
 }
 
 /// `--mock-profile`'s values, with the help of each, from the engine's one list.
@@ -136,6 +151,9 @@ impl ExportArgs {
         if self.otlp_endpoint.is_some() && format != Format::Otlp {
             return Err(ExportError::EndpointNeedsOtlp.into());
         }
+        if self.subagents == SubagentFiles::Files {
+            return self.atif_files(format);
+        }
         let trajectory =
             Trajectory::load(&self.work_dir, &self.run_id).map_err(ExportError::from)?;
         let content = Content {
@@ -172,6 +190,54 @@ impl ExportArgs {
             None if self.otlp_endpoint.is_none() => render::stdout(&text)?,
             None => {}
         }
+        Ok(Exit::Success)
+    }
+
+    /// `--subagents files`: the run's trajectory in `-o`, each sub-agent's beside it.
+    fn atif_files(self, format: Format) -> Result<Exit, CliError> {
+        if format != Format::Atif {
+            return Err(ExportError::Misused {
+                option: "--subagents files",
+                what: "needs --format atif",
+            }
+            .into());
+        }
+        let Some(path) = &self.output else {
+            return Err(ExportError::Misused {
+                option: "--subagents files",
+                what: "needs -o FILE: the sub-agents' files go beside it",
+            }
+            .into());
+        };
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("trajectory");
+        let stem = name.strip_suffix(".json").unwrap_or(name);
+        let dir = path.parent().unwrap_or(std::path::Path::new(""));
+        let trajectory =
+            Trajectory::load(&self.work_dir, &self.run_id).map_err(ExportError::from)?;
+        let content = Content {
+            redact: self.redact_content,
+        };
+        let redactor = key_redactor();
+        let documents = atif::documents(&trajectory, content, atif::Subagents::Files(stem));
+        for (file, document) in &documents {
+            let mut text = serde_json::to_string_pretty(document).unwrap_or_default();
+            text.push('\n');
+            let target = dir.join(file);
+            std::fs::write(&target, redactor.redact(&text)).map_err(|source| {
+                ExportError::Write {
+                    path: target.clone(),
+                    source,
+                }
+            })?;
+        }
+        render::stderr(&format!(
+            "wrote {} trajectory file(s): {} and its sub-agents' beside it\n",
+            documents.len(),
+            path.display()
+        ));
         Ok(Exit::Success)
     }
 

@@ -35,7 +35,8 @@ pub(super) const LONG_ABOUT: &str = concat!(
     "stops it there. The replay runs in the recording's workspace as it is now (files are ",
     "not versioned), or with --workspace-from DIR in a fresh numbered workspace of the agent ",
     "that starts with a copy of DIR's files. Its metadata.json names the recording in ",
-    "replay_of.\n",
+    "replay_of. Sub-agents are replayed from their own recordings, and the tree is identical \
+    when every run of it is.\n",
     "\n",
     "Exit codes: 0 identical, 1 divergence (so it gates CI); 2 usage; 126 configuration.",
 );
@@ -120,15 +121,9 @@ impl ReplayArgs {
 }
 
 fn render_text(outcome: &Outcome) -> String {
-    let summary = format!(
-        "replay {} of run {}: {}, {} of {} answers replayed, {} observations compared",
-        outcome.run_id,
-        outcome.replay_of,
-        outcome.status,
-        outcome.answers_replayed,
-        outcome.answers_recorded,
-        outcome.observations_compared
-    );
+    let mut summary = String::new();
+    summarize(outcome, 0, &mut summary);
+    let summary = summary.trim_end();
     match &outcome.divergence {
         None => format!("identical\n{summary}\n"),
         Some(divergence) => {
@@ -140,6 +135,23 @@ fn render_text(outcome: &Outcome) -> String {
                 divergence.seq, divergence.what, divergence.diff
             )
         }
+    }
+}
+
+/// One line per run of the replayed tree, sub-agents indented under their caller.
+fn summarize(outcome: &Outcome, depth: usize, out: &mut String) {
+    out.push_str(&format!(
+        "{}replay {} of run {}: {}, {} of {} answers replayed, {} observations compared\n",
+        "  ".repeat(depth),
+        outcome.run_id,
+        outcome.replay_of,
+        outcome.status,
+        outcome.answers_replayed,
+        outcome.answers_recorded,
+        outcome.observations_compared
+    ));
+    for child in &outcome.subagents {
+        summarize(child, depth + 1, out);
     }
 }
 

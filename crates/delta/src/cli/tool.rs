@@ -68,6 +68,7 @@ impl ExpandArgs {
             render::warning(&missing.to_string());
         }
         let mut text = tool::render_expanded(&agent.tools);
+        text.push_str(&tool::render_agent_tools(&agent.agent_tools));
         if !agent.mcp_servers.is_empty() {
             text.push_str(&list_mcp_tools(&agent, &cwd)?);
         }

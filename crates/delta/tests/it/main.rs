@@ -16,4 +16,5 @@ mod resume;
 mod runstate;
 mod schemas;
 mod sessions;
+mod subagents;
 mod tool;

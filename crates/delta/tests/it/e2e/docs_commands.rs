@@ -131,6 +131,19 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         Run(""),
     ),
     (
+        "examples/map-reduce/README.md",
+        "mkdir -p words && printf",
+        Run(""),
+    ),
+    (
+        "examples/map-reduce/README.md",
+        "cp -r examples/map-reduce scripted",
+        Skip(
+            "starts three mock-llm on fixed ports and leaves them running; crates/delta/tests/it/subagents/example.rs runs the same agents and scripts on ports it picks",
+        ),
+    ),
+    ("docs/subagents.md", "mkdir -p words && printf", Run("")),
+    (
         "examples/hello-world/README.md",
         "delta tool expand examples/hello-world",
         Run(""),

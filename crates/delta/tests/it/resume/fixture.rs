@@ -88,6 +88,7 @@ pub fn request(action_id: &str, call_id: &str, tool: &str) -> EventPayload {
         tool_name: tool.to_owned(),
         tool_args: serde_json::Map::new(),
         resolved_command: Some(format!("{tool} ...")),
+        subagent: None,
     })
 }
 
@@ -99,6 +100,7 @@ pub fn result(action_id: &str, call_id: &str, text: &str) -> EventPayload {
         observation_content: text.to_owned(),
         exit_code: Some(0),
         execution_ref: action_id.to_owned(),
+        subagent: None,
     })
 }
 

@@ -177,6 +177,7 @@ fn answered(answer: &str) -> Vec<EventPayload> {
             observation_content: answer.to_owned(),
             exit_code: Some(0),
             execution_ref: "act-ask".to_owned(),
+            subagent: None,
         }),
     ]
 }
@@ -511,6 +512,7 @@ fn a_tool_call_in_progress_gets_an_error_result_and_is_not_run_again() {
             observation_content: INTERRUPTED_NOT_RERUN.to_owned(),
             exit_code: None,
             execution_ref: "act-2".to_owned(),
+            subagent: None,
         })]
     );
     assert!(INTERRUPTED_NOT_RERUN.starts_with("Error: interrupted; not re-run."));

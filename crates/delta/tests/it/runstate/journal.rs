@@ -126,6 +126,7 @@ fn every_event_type_round_trips_with_its_documented_shape() {
         observation_content: "ls: cannot access".to_owned(),
         exit_code: None,
         execution_ref: "act-1".to_owned(),
+        subagent: None,
     }))
     .unwrap();
     assert_eq!(
@@ -601,6 +602,7 @@ fn request(action: &str, call: &str) -> EventPayload {
         tool_name: "ls".to_owned(),
         tool_args: serde_json::Map::new(),
         resolved_command: Some("ls".to_owned()),
+        subagent: None,
     })
 }
 
@@ -612,6 +614,7 @@ fn result(action: &str, call: &str) -> EventPayload {
         observation_content: String::new(),
         exit_code: Some(0),
         execution_ref: action.to_owned(),
+        subagent: None,
     })
 }
 

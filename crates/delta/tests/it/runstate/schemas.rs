@@ -43,6 +43,7 @@ fn written_events_metadata_and_requests_validate_against_their_schemas() {
             tool_name: "ask_human".to_owned(),
             tool_args: serde_json::from_str("{\"prompt\":\"ok?\"}").unwrap(),
             resolved_command: None,
+            subagent: None,
         }),
         EventPayload::HumanInputRequest(HumanInputRequest {
             request_id: "q1".to_owned(),
@@ -61,6 +62,7 @@ fn written_events_metadata_and_requests_validate_against_their_schemas() {
             observation_content: "yes".to_owned(),
             exit_code: None,
             execution_ref: "a1".to_owned(),
+            subagent: None,
         }),
         EventPayload::SystemMessage(SystemMessage {
             level: MessageLevel::Warn,
