@@ -204,6 +204,7 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
     meta.budget = None;
     meta.set_owner(&ProcessIdentity::current(), now);
     meta.parent = Some(parent.clone());
+    meta.trace_id = Some(crate::run::new_trace_id());
     write_metadata(&paths.metadata(), &meta, &redactor)?;
     Ok(Forked { paths, parent })
 }

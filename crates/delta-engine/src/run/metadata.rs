@@ -429,6 +429,18 @@ pub struct Metadata {
     /// replay`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_of: Option<ReplayRef>,
+    /// The run's own identity, 32 random lowercase hex digits made when it was created
+    /// (forks and replays get their own): the OpenTelemetry trace id of its exports, so
+    /// two runs with the same id in two workspaces are two traces. Absent in runs created
+    /// before it existed (`delta export` then derives one, docs/export-and-view.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+}
+
+/// A fresh random run identity for [`Metadata::trace_id`].
+#[must_use]
+pub fn new_trace_id() -> String {
+    format!("{:032x}", uuid::Uuid::new_v4().as_u128())
 }
 
 /// Where a fork comes from: the parent run and the seq its journal was cut at.
@@ -482,6 +494,7 @@ impl Metadata {
             start_time: now,
             parent: None,
             replay_of: None,
+            trace_id: Some(new_trace_id()),
         }
     }
 
