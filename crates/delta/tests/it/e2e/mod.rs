@@ -15,6 +15,7 @@ mod live_stream;
 mod mcp;
 pub(crate) mod real_llm;
 mod replay;
+mod result_line;
 mod run_files;
 mod secrets;
 mod servers;
