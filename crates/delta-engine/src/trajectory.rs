@@ -404,7 +404,7 @@ impl Trajectory {
 
 /// Every readable `io/invocations/*/metadata.json` of the run, by invocation id (the
 /// directory's name, when a record does not say).
-fn read_calls(paths: &RunPaths) -> HashMap<String, LlmCall> {
+pub(crate) fn read_calls(paths: &RunPaths) -> HashMap<String, LlmCall> {
     let Ok(entries) = std::fs::read_dir(paths.invocations_dir()) else {
         return HashMap::new();
     };

@@ -44,6 +44,7 @@ mod run_files;
 mod shutdown;
 mod start;
 mod think;
+mod usage;
 mod window;
 
 use std::path::Path;

@@ -8,7 +8,6 @@
 //! time and never written anywhere.
 
 mod connection;
-mod orphans;
 mod result;
 
 use std::time::Instant;
@@ -144,7 +143,7 @@ impl McpServers {
     pub async fn start(servers: &[McpServer], env: McpEnv) -> Result<Self, StartError> {
         let mut started = Self::none(env);
         if let Some(io_dir) = &started.env.io_dir {
-            let swept = orphans::sweep(io_dir);
+            let swept = crate::process::orphans::sweep(io_dir, "MCP server");
             started.warnings.extend(swept);
         }
         for config in servers {
