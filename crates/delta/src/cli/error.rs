@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::init::InitError;
 use super::render::{self, StdoutError};
+use delta_engine::batch::BatchError;
 use delta_engine::config::ConfigError;
 use delta_engine::export::otlp::PostError;
 use delta_engine::export::scenario;
@@ -191,7 +192,9 @@ pub fn report(error: &CliError) {
             let _ = error.print();
             return;
         }
-        CliError::Config(error) => error.to_string(),
+        // A configuration error renders itself whole (`error:`, location, help); wrapped in
+        // a batch's error it printed `error: error:` (issue 30 item 10).
+        CliError::Config(error) | CliError::Batch(BatchError::Config(error)) => error.to_string(),
         CliError::Init(_)
         | CliError::Fork(_)
         | CliError::Replay(_)

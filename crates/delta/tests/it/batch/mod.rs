@@ -259,8 +259,12 @@ fn ctrl_c_leaves_every_started_run_interrupted_or_finished_and_a_rerun_finishes(
     "line 2: id \"a\" is used by an earlier line"
 )]
 #[case::escaping_id("{\"id\": \"../x\", \"message\": \"x\"}\n", "line 1: id \"../x\"")]
-#[case::not_json("{\"id\": \"a\", \"message\": \"x\"}\nnot json\n", "line 2: expected")]
-#[case::no_message("{\"id\": \"a\"}\n", "line 1: missing field `message`")]
+// Issue 30 item 10: the column is said to be inside the line, not serde's "at line 1".
+#[case::not_json(
+    "{\"id\": \"a\", \"message\": \"x\"}\nnot json\n",
+    "line 2, column 2: expected"
+)]
+#[case::no_message("{\"id\": \"a\"}\n", "line 1, column 11: missing field `message`")]
 #[case::missing_workspace_from(
     "{\"id\": \"a\", \"message\": \"x\", \"workspace_from\": \"nowhere\"}\n",
     "line 1: workspace_from nowhere is not a directory"
