@@ -295,9 +295,9 @@ fn a_bad_task_file_is_refused_by_line_before_anything_is_created(
     assert!(!run.path().join("out").exists());
 }
 
-/// Whether the test cluster answers; in CI (CI=true) it must.
-#[allow(clippy::print_stderr, reason = "a skip is said aloud, never silent")]
-fn slurm_ready() -> bool {
+/// The test cluster answers (tests/slurm/start-cluster.sh, which tests/setup.sh runs), or
+/// the test fails saying so.
+fn require_slurm() {
     let idle = Command::new("sinfo")
         .args(["-h", "-o", "%T"])
         .output()
@@ -306,16 +306,7 @@ fn slurm_ready() -> bool {
                 .lines()
                 .any(|l| l.trim() == "idle" || l.trim() == "mixed" || l.trim() == "allocated")
         });
-    if !idle {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "no Slurm cluster: .ci/run must start it with tests/slurm/start-cluster.sh (as root)"
-        );
-        eprintln!(
-            "SKIPPED: no Slurm cluster here; start one with `sudo tests/slurm/start-cluster.sh`"
-        );
-    }
-    idle
+    crate::support::component::require("a Slurm cluster (the --executor slurm tests)", idle);
 }
 
 /// Waits for all 50 tasks to be COMPLETED. Slurm starts array tasks as its scheduler
@@ -343,9 +334,7 @@ fn status(test: &Test) -> Value {
 
 #[test]
 fn fifty_tasks_run_as_a_slurm_array_job_and_a_rerun_submits_only_what_is_missing() {
-    if !slurm_ready() {
-        return;
-    }
+    require_slurm();
     let model = mock(script());
     let test = delta(tasks(agent(Test::new(), "0"), 50), &model).args([
         "batch",

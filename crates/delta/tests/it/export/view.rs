@@ -9,30 +9,16 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::{RUNS, Runs, path};
+use crate::support::component;
 use crate::support::harness::{Run, Test};
 use crate::support::run::{HELLO_SCRIPT, HELLO_TASK, delta, hello_world, mock};
 
-/// The Chromium binary; in CI (CI=true) a missing one fails the test. Elsewhere the
-/// test says on stderr that it did not render, so the gap is never silent.
-#[allow(clippy::print_stderr)]
-fn chromium() -> Option<PathBuf> {
-    let found = ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|name| {
-            std::env::var_os("PATH").and_then(|paths| {
-                std::env::split_paths(&paths)
-                    .map(|dir| dir.join(name))
-                    .find(|p| p.is_file())
-            })
-        });
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "chromium is not installed: .ci/run installs Debian's chromium package"
-        );
-        eprintln!("SKIPPED LOUDLY: chromium is not installed (apt-get install chromium)");
-    }
-    found
+/// The Chromium binary (Debian's `chromium`); a missing one fails the test.
+fn chromium() -> PathBuf {
+    component::program(
+        "Chromium (the delta view tests)",
+        &["chromium", "chromium-browser", "google-chrome"],
+    )
 }
 
 /// Chromium with networking cut off: every host resolves to nothing and every request
@@ -107,7 +93,7 @@ fn view(runs: &Runs, id: &str) -> PathBuf {
 
 #[test]
 fn chromium_renders_every_iteration_tool_exit_code_and_result_offline() {
-    let Some(chromium) = chromium() else { return };
+    let chromium = chromium();
     let runs = Runs::new();
     for id in RUNS {
         let page = view(&runs, id);
@@ -201,10 +187,8 @@ fn view_of_a_workspace_writes_every_page_and_a_sortable_table_linking_them() {
         assert!(runs.dir(id).join("view.html").is_file());
     }
     assert_eq!(html.matches("<tr data-run-id=").count(), RUNS.len());
-    if let Some(chromium) = chromium() {
-        let dom = dump_dom(&chromium, &index);
-        assert_eq!(dom.matches("<tr data-run-id=").count(), RUNS.len());
-    }
+    let dom = dump_dom(&chromium(), &index);
+    assert_eq!(dom.matches("<tr data-run-id=").count(), RUNS.len());
 }
 
 #[test]
