@@ -28,13 +28,8 @@ if [[ ! -x "$venv/bin/phoenix" ]]; then
 fi
 echo "==> $("$venv/bin/pip" show arize-phoenix | sed -n 's/^Version: /arize-phoenix /p')" >&2
 
-if [[ -z "${DELTA_BIN:-}" || -z "${MOCK_LLM_BIN:-}" ]]; then
-  cargo build --quiet --manifest-path "$root/Cargo.toml" --workspace --bins
-  target_dir="$(cargo metadata --quiet --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
-    | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
-  DELTA_BIN="${DELTA_BIN:-$target_dir/debug/delta}"
-  MOCK_LLM_BIN="${MOCK_LLM_BIN:-$target_dir/debug/mock-llm}"
-fi
+# shellcheck source=scripts/bins.sh
+source "$root/scripts/bins.sh"
 
 PHOENIX_HOST=127.0.0.1 PHOENIX_PORT="$port" PHOENIX_WORKING_DIR="$work/phoenix" \
   "$venv/bin/phoenix" serve > "$work/phoenix.log" 2>&1 &

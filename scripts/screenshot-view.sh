@@ -18,13 +18,8 @@ fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/delta-screenshot.XXXXXX")"
 trap 'kill "${mock_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-if [[ -z "${DELTA_BIN:-}" || -z "${MOCK_LLM_BIN:-}" ]]; then
-  cargo build --quiet --manifest-path "$root/Cargo.toml" --workspace --bins
-  target_dir="$(cargo metadata --quiet --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
-    | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
-  DELTA_BIN="${DELTA_BIN:-$target_dir/debug/delta}"
-  MOCK_LLM_BIN="${MOCK_LLM_BIN:-$target_dir/debug/mock-llm}"
-fi
+# shellcheck source=scripts/bins.sh
+source "$root/scripts/bins.sh"
 
 # mock-llm playing SCRIPT on a free port; sets $base_url.
 serve() {
