@@ -44,8 +44,10 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
-for _ in $(seq 1 240); do
-  curl -fsS "http://127.0.0.1:$port/healthz" > /dev/null 2>&1 && break
+# Phoenix takes seconds to start on a quiet machine, minutes on a loaded one.
+healthy() { curl -fsS "http://127.0.0.1:$port/healthz" > /dev/null 2>&1; }
+for _ in $(seq 1 600); do
+  healthy && break
   if ! kill -0 "$phoenix_pid" 2>/dev/null; then
     echo "phoenix did not start:" >&2
     cat "$work/phoenix.log" >&2
@@ -53,6 +55,11 @@ for _ in $(seq 1 240); do
   fi
   sleep 0.5
 done
+if ! healthy; then
+  echo "phoenix did not answer on port $port within 5 minutes:" >&2
+  cat "$work/phoenix.log" >&2
+  exit 1
+fi
 echo "==> Phoenix on http://127.0.0.1:$port" >&2
 
 # One run of the hello-world agent against a mock-llm playing SCRIPT: WORKSPACE RUN_ID SCRIPT.
