@@ -37,7 +37,7 @@ elif [ ${#missing[@]} -gt 0 ]; then
   cat >&2 <<MSG
 tests/setup.sh: not root, so these Debian packages are not installed: ${missing[*]}
   chromium             crates/delta/tests/it/export/view.rs (the page in a real browser)
-  jq                   crates/delta/tests/it/e2e/docs_commands.rs
+  jq                   crates/delta/tests/it/e2e/docs_commands.rs, resume/orchestration.rs
   slurm*, munge        crates/delta/tests/it/batch (--executor slurm)
   bubblewrap, podman…  the tests of confined tools
 Those tests will fail. Install them, or run this script as root once.

@@ -345,6 +345,7 @@ async fn run_generator(generator: &Generator, env: &ContextEnv<'_>) -> Result<()
         ],
         timeout: Duration::from_millis(generator.timeout_ms),
         output: env.output.clone(),
+        record: None,
     };
     let command = command_line(&generator.command);
     let outcome = run_process(&generator.command, None, &options)

@@ -209,6 +209,7 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
     meta.children = Vec::new();
     meta.subtree = None;
     meta.called_by = None;
+    meta.trace_id = Some(crate::run::new_trace_id());
     write_metadata(&paths.metadata(), &meta, &redactor)?;
     Ok(Forked { paths, parent })
 }

@@ -51,6 +51,10 @@ pub struct LlmCall {
     pub attempts: Option<u64>,
     /// The error of a failed call.
     pub error: Option<String>,
+    /// The run's iteration the call belongs to (counted over the run's life).
+    pub iteration: Option<u32>,
+    /// The call's estimated cost in USD, priced when it was made.
+    pub cost_usd: Option<f64>,
 }
 
 /// `token_usage` of an invocation record.
@@ -70,10 +74,14 @@ impl LlmCall {
         self.response_model.as_deref().or(self.model.as_deref())
     }
 
-    /// Estimated cost in USD from the built-in list prices (None when the model's price
-    /// is unknown; a `pricing:` override of agent.yaml is not seen here).
+    /// Estimated cost in USD: as recorded when the call was made, else from the built-in
+    /// list prices (None when the model's price is unknown; a `pricing:` override of
+    /// agent.yaml is not seen then).
     #[must_use]
     pub fn cost_usd(&self) -> Option<f64> {
+        if self.cost_usd.is_some() {
+            return self.cost_usd;
+        }
         let usage = self.token_usage?;
         crate::llm::cost_usd(
             self.model.as_deref().or(self.response_model.as_deref())?,
@@ -122,7 +130,8 @@ pub struct Trajectory {
     pub metadata: Metadata,
     /// The journal's intact events.
     pub events: Vec<Event>,
-    /// The invocation records by id.
+    /// Every invocation record of `io/invocations/` by id: answered calls, and calls that
+    /// failed or were cut off before an answer (no THOUGHT names those).
     pub calls: HashMap<String, LlmCall>,
     /// Tool durations by action id.
     pub durations: HashMap<String, u64>,
@@ -145,16 +154,10 @@ impl Trajectory {
     pub fn load_paths(paths: RunPaths) -> Result<Self, TrajectoryError> {
         let metadata = read_metadata(&paths.metadata())?;
         let events = read_journal(&paths.journal())?.events;
-        let mut calls = HashMap::new();
+        let calls = read_calls(&paths);
         let mut durations = HashMap::new();
         for event in &events {
             match &event.payload {
-                EventPayload::Thought(thought) => {
-                    let id = &thought.llm_invocation_ref;
-                    if let Some(call) = read_json::<LlmCall>(&paths.invocation_metadata(id)) {
-                        calls.insert(id.clone(), call);
-                    }
-                }
                 EventPayload::ActionResult(result) => {
                     let duration =
                         std::fs::read_to_string(paths.tool_duration_ms(&result.action_id))
@@ -165,6 +168,7 @@ impl Trajectory {
                     }
                 }
                 EventPayload::RunStart(_)
+                | EventPayload::Thought(_)
                 | EventPayload::UserMessage(_)
                 | EventPayload::ActionRequest(_)
                 | EventPayload::HumanInputRequest(_)
@@ -197,17 +201,47 @@ impl Trajectory {
             .filter_map(|t| self.calls.get(&t.llm_invocation_ref))
     }
 
-    /// The model of the first call, else the first model of the usage totals.
+    /// Every invocation record in the order the calls started, answered or not.
+    #[must_use]
+    pub fn all_calls(&self) -> Vec<&LlmCall> {
+        let mut calls: Vec<&LlmCall> = self.calls.values().collect();
+        calls.sort_by(|a, b| {
+            (a.started_at, &a.invocation_id).cmp(&(b.started_at, &b.invocation_id))
+        });
+        calls
+    }
+
+    /// The calls no THOUGHT names: they failed, were cancelled, or their answer was lost
+    /// with the process that asked, in the order they started.
+    #[must_use]
+    pub fn unanswered_calls(&self) -> Vec<&LlmCall> {
+        let answered: std::collections::HashSet<&str> = self
+            .events
+            .iter()
+            .filter_map(|e| e.payload.as_thought())
+            .map(|t| t.llm_invocation_ref.as_str())
+            .collect();
+        self.all_calls()
+            .into_iter()
+            .filter(|call| !answered.contains(call.invocation_id.as_str()))
+            .collect()
+    }
+
+    /// The model of the first call (answered or not), else the first model of the usage
+    /// totals.
     #[must_use]
     pub fn model(&self) -> Option<&str> {
-        self.llm_calls().find_map(LlmCall::model_name).or_else(|| {
-            self.metadata
-                .usage
-                .model_usage
-                .keys()
-                .next()
-                .map(String::as_str)
-        })
+        self.llm_calls()
+            .find_map(LlmCall::model_name)
+            .or_else(|| self.all_calls().into_iter().find_map(LlmCall::model_name))
+            .or_else(|| {
+                self.metadata
+                    .usage
+                    .model_usage
+                    .keys()
+                    .next()
+                    .map(String::as_str)
+            })
     }
 
     /// When the run last stopped, else its last event (a run still going).
@@ -381,9 +415,10 @@ impl Trajectory {
         let Some(last) = iterations.last_mut() else {
             return;
         };
-        if counted <= answered || last.thought.is_none() {
+        if counted <= answered {
             return;
         }
+        // The prologue keeps the task; an answered iteration its answer and tool results.
         let after = last
             .events
             .iter()
@@ -391,18 +426,48 @@ impl Trajectory {
                 matches!(
                     e.payload,
                     EventPayload::Thought(_) | EventPayload::ActionResult(_)
-                )
+                ) || (answered == 0 && matches!(e.payload, EventPayload::RunStart(_)))
             })
             .map_or(0, |index| index + 1);
+        let since = last.thought.map(|(event, _)| event.timestamp);
         let events = last.events.split_off(after);
+        // The call of the unanswered iteration: the last one that started after the last
+        // answer and brought none.
+        let call =
+            self.unanswered_calls()
+                .into_iter()
+                .rev()
+                .find(|call| match (since, call.started_at) {
+                    (Some(since), Some(started)) => started >= since,
+                    (None, _) | (_, None) => true,
+                });
         iterations.push(Iteration {
             number: u32::try_from(answered + 1).unwrap_or(u32::MAX),
             thought: None,
-            call: None,
+            call,
             tools: Vec::new(),
             events,
         });
     }
+}
+
+/// Every readable `io/invocations/*/metadata.json` of the run, by invocation id (the
+/// directory's name, when a record does not say).
+pub(crate) fn read_calls(paths: &RunPaths) -> HashMap<String, LlmCall> {
+    let Ok(entries) = std::fs::read_dir(paths.invocations_dir()) else {
+        return HashMap::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let id = entry.file_name().to_str()?.to_owned();
+            let mut call = read_json::<LlmCall>(&paths.invocation_metadata(&id))?;
+            if call.invocation_id.is_empty() {
+                call.invocation_id.clone_from(&id);
+            }
+            Some((id, call))
+        })
+        .collect()
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {

@@ -228,12 +228,21 @@ impl BatchDir {
     /// Reads `batch.json`.
     ///
     /// # Errors
-    /// When it is missing or unreadable.
+    /// [`BatchError::NotABatch`] when it is missing, else when it is unreadable.
     pub fn read_manifest(&self) -> Result<Manifest, BatchError> {
         let path = self.manifest_path();
-        let bytes = std::fs::read(&path).map_err(|source| BatchError::Io {
-            path: path.clone(),
-            source,
+        let bytes = std::fs::read(&path).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotFound {
+                BatchError::NotABatch {
+                    dir: self.root.clone(),
+                    exists: self.root.is_dir(),
+                }
+            } else {
+                BatchError::Io {
+                    path: path.clone(),
+                    source,
+                }
+            }
         })?;
         serde_json::from_slice(&bytes).map_err(|e| BatchError::Corrupt {
             path,

@@ -57,6 +57,18 @@ pub enum BatchError {
         /// What differs.
         what: &'static str,
     },
+    /// The directory holds no batch: it has no `batch.json`, or does not exist.
+    #[error(
+        "{} is not a batch directory: {}",
+        dir.display(),
+        if *exists { "it has no batch.json" } else { "it does not exist" }
+    )]
+    NotABatch {
+        /// The directory given.
+        dir: PathBuf,
+        /// Whether the directory itself exists.
+        exists: bool,
+    },
     /// A file of the batch cannot be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -136,6 +148,11 @@ impl BatchError {
             BatchError::Mismatch { .. } => Some(
                 "give another --out for a new batch, or re-run with the task file and agent \
                  it was started with"
+                    .to_owned(),
+            ),
+            BatchError::NotABatch { .. } => Some(
+                "give the --out directory of a `delta batch run TASKS.jsonl --agent DIR --out \
+                 BATCH_DIR`, which writes batch.json"
                     .to_owned(),
             ),
             BatchError::Sbatch(_) => {

@@ -186,9 +186,15 @@ pub fn load_tasks(path: &Path) -> Result<Vec<Task>, TaskFileError> {
         let mut task: Task = match serde_json::from_str(line) {
             Ok(task) => task,
             Err(error) => {
+                // serde's "at line 1 column 31" is a position inside this line, which read
+                // next to "line 5" as another line of the file (issue 30 item 10).
+                let text = error.to_string();
+                let suffix = format!(" at line {} column {}", error.line(), error.column());
+                let what = text.strip_suffix(&suffix).unwrap_or(&text);
                 problems.push(format!(
-                    "line {number}: {error}; each line is one JSON object with at least \
-                     \"id\" and \"message\""
+                    "line {number}, column {}: {what}; each line is one JSON object with at \
+                     least \"id\" and \"message\"",
+                    error.column()
                 ));
                 continue;
             }

@@ -1,4 +1,4 @@
-//! `agent.yaml` on its own: parsed, its values checked, unknown keys turned into warnings.
+//! `agent.yaml` on its own: parsed, its keys and values checked.
 //! Imports, tools and sibling files are resolved by `load_agent`.
 
 use std::path::Path;
@@ -8,9 +8,8 @@ use serde_saphyr::Spanned;
 
 use super::error::{ConfigError, sanitize};
 use super::imports::McpServersYaml;
-use super::raw::{
-    AGENT_KEYS, AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYaml, SubagentsYaml,
-};
+use super::keys;
+use super::raw::{AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYaml, SubagentsYaml};
 use super::suggest;
 use super::yaml::{self, TopLevelKeys};
 use crate::budget::{Budget, parse_duration};
@@ -77,8 +76,6 @@ pub struct AgentFile {
     pub subagents: SubagentCaps,
     /// Hooks in the deprecated location, with the key they were found under.
     pub legacy_hooks: Option<(&'static str, HookMap)>,
-    /// Warnings about this file (unknown keys).
-    pub warnings: Vec<String>,
 }
 
 /// Parse and check the text of an agent.yaml (or config.yaml) named `file`.
@@ -87,14 +84,10 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
         return Err(ConfigError::new(file, "the agent file is empty")
             .help("give at least `name: my-agent` and `llm: {model: gpt-4o}`"));
     }
-    let raw: AgentYaml = yaml::parse(text, file)?;
     let keys: TopLevelKeys = yaml::parse(text, file)?;
-    let mut warnings: Vec<String> = keys
-        .0
-        .iter()
-        .filter(|(key, _)| !AGENT_KEYS.contains(&key.value.as_str()))
-        .map(|(key, _)| unknown_top_level_key(file, key))
-        .collect();
+    // Issue 30: `tols:` once only warned, and the run started with no tools.
+    keys::check_top_level::<AgentYaml, _>(&keys.0, file)?;
+    let raw: AgentYaml = yaml::parse(text, file)?;
 
     if raw.name.value.trim().is_empty() {
         return Err(ConfigError::new(file, "`name` is empty")
@@ -125,8 +118,7 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
         (None, None) => None,
     };
 
-    let (llm, llm_warnings) = llm_config(raw.llm, file)?;
-    warnings.extend(llm_warnings);
+    let llm = llm_config(raw.llm, file)?;
     Ok(AgentFile {
         name: raw.name.value,
         version: raw.version,
@@ -149,7 +141,6 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
             None => SubagentCaps::default(),
         },
         legacy_hooks,
-        warnings,
     })
 }
 
@@ -239,21 +230,8 @@ fn budget_config(budget: BudgetYaml, file: &Path) -> Result<Budget, ConfigError>
     })
 }
 
-fn unknown_top_level_key(file: &Path, key: &Spanned<String>) -> String {
-    let name = sanitize(&key.value);
-    let suggestion = suggest::closest(&name, AGENT_KEYS.iter().copied())
-        .map(|best| format!("; did you mean `{best}`?"))
-        .unwrap_or_default();
-    format!(
-        "{}:{}:{}: unknown key `{name}` is ignored{suggestion}",
-        file.display(),
-        key.referenced.line(),
-        key.referenced.column()
-    )
-}
-
-/// The validated `llm:` section and the warnings about its keys.
-fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<String>), ConfigError> {
+/// The validated `llm:` section.
+fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigError> {
     let at = llm.referenced;
     let mut llm = llm.value;
     let model = match llm.model {
@@ -343,12 +321,13 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<Stri
                 ));
         }
     };
-    let warnings = llm
-        .extra
-        .keys()
-        .filter(|key| !KNOWN_PARAMETERS.contains(&key.as_str()))
-        .map(|key| unknown_llm_key(file, key))
-        .collect();
+    if let Some(key) = llm
+        .extra_keys
+        .iter()
+        .find(|key| key.value != EXTRA_BODY_KEY && !KNOWN_PARAMETERS.contains(&key.value.as_str()))
+    {
+        return Err(unknown_llm_key(file, key));
+    }
     let mut extra = llm.extra;
     extra.extend(extra_body);
     let config = LlmConfig {
@@ -359,25 +338,43 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<Stri
         pricing,
         extra,
     };
-    Ok((config, warnings))
+    Ok(config)
 }
 
-/// A key under `llm:` that is no known request parameter: most often a typo, which a
-/// server would reject or, worse, silently ignore. It is still sent, so an agent relying
-/// on a provider's own parameter keeps working.
-fn unknown_llm_key(file: &Path, key: &str) -> String {
-    let name = sanitize(key);
+/// A key under `llm:` that is neither the engine's nor a known request parameter: most
+/// often a typo, which a server would reject or, worse, silently ignore. Parameters only a
+/// provider knows go under `llm.extra_body`, the section's extension namespace.
+fn unknown_llm_key(file: &Path, key: &Spanned<String>) -> ConfigError {
+    let engine = engine_llm_keys();
+    let name = sanitize(&key.value);
     let known = KNOWN_PARAMETERS
         .iter()
         .copied()
-        .chain(["model", "pricing", EXTRA_BODY_KEY]);
+        .chain(engine.iter().map(String::as_str))
+        .chain([EXTRA_BODY_KEY]);
     let suggestion = suggest::closest(&name, known)
-        .map(|best| format!("did you mean `{best}`? "))
+        .map(|best| format!("; did you mean `{best}`?"))
         .unwrap_or_default();
-    format!(
-        "{}: `llm.{name}` is not a known request parameter; {suggestion}it is sent to the \
-         server as written; to send a provider-specific parameter without this warning, \
-         put it under `llm.extra_body`",
-        file.display()
+    ConfigError::new(
+        file,
+        format!("unknown key `llm.{name}`: not a request parameter the engine knows{suggestion}"),
     )
+    .at(key.referenced)
+    .help(format!(
+        "`llm:` takes the engine's keys ({}) and OpenAI's chat-completions parameters; put a \
+         parameter only your provider knows under `llm.{EXTRA_BODY_KEY}`, which is sent as \
+         written",
+        engine.join(", ")
+    ))
+}
+
+/// The engine's own keys of `llm:`: the properties of its generated schema, so a key added
+/// to `LlmYaml` is known here with nothing to register.
+fn engine_llm_keys() -> Vec<String> {
+    let schema = schemars::schema_for!(LlmYaml);
+    schema
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default()
 }

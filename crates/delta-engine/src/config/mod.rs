@@ -10,6 +10,7 @@ mod context;
 mod error;
 mod hooks;
 mod imports;
+pub mod keys;
 mod mcp;
 mod names;
 pub mod raw;
@@ -90,7 +91,6 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
 
     let text = yaml::read(&config_file)?;
     let file = parse_agent_yaml(&text, &config_file)?;
-    warnings.extend(file.warnings);
 
     let importer = Importer::new(&home, &config_file, &file.import_roots, &vars)?;
     let imported = importer.run(&config_file, &file.imports, file.tools, file.mcp_servers)?;

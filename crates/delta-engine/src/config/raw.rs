@@ -21,9 +21,13 @@ use crate::tool::ToolDef;
 /// An agent definition: `agent.yaml` in the agent directory (`config.yaml` is the
 /// deprecated name of the same file).
 ///
-/// Keys not listed here are ignored with a warning.
+/// A key not listed here is an error, unless it starts with `x-` (the user's own,
+/// ignored): `config::keys` checks the top-level keys against these fields.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(title = "Delta Engine agent.yaml")]
+#[schemars(
+    title = "Delta Engine agent.yaml",
+    extend("patternProperties" = {"^x-": {}}, "additionalProperties" = false)
+)]
 pub struct AgentYaml {
     /// Agent name, recorded in every run's metadata.
     #[schemars(with = "String", length(min = 1))]
@@ -78,26 +82,6 @@ pub struct AgentYaml {
     pub lifecycle_hooks: Option<Spanned<HookMap>>,
 }
 
-/// The top-level keys `AgentYaml` understands; any other key draws a warning.
-pub(crate) const AGENT_KEYS: &[&str] = &[
-    "name",
-    "version",
-    "description",
-    "llm",
-    "system_prompt",
-    "imports",
-    "import_roots",
-    "tools",
-    "max_iterations",
-    "mcp_servers",
-    "budget",
-    "output_schema",
-    "ask_human",
-    "subagents",
-    "hooks",
-    "lifecycle_hooks",
-];
-
 /// The `llm:` section. Keys other than those below are sent to the chat completions API
 /// unchanged (e.g. `top_p`, `reasoning_effort`).
 // Deserialized by hand: serde's `flatten` would buffer the mapping and lose the source
@@ -123,6 +107,9 @@ pub struct LlmYaml {
     /// Other request parameters, passed through unchanged.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+    /// Where each key of `extra` was written, for errors about it.
+    #[schemars(skip)]
+    pub extra_keys: Vec<Spanned<String>>,
 }
 
 impl<'de> Deserialize<'de> for LlmYaml {
@@ -138,7 +125,8 @@ impl<'de> Deserialize<'de> for LlmYaml {
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LlmYaml, A::Error> {
                 let mut llm = LlmYaml::default();
-                while let Some(key) = map.next_key::<String>()? {
+                while let Some(spanned) = map.next_key::<Spanned<String>>()? {
+                    let key = spanned.value.clone();
                     match key.as_str() {
                         "model" => llm.model = Some(map.next_value()?),
                         "temperature" => llm.temperature = Some(map.next_value()?),
@@ -148,6 +136,7 @@ impl<'de> Deserialize<'de> for LlmYaml {
                         _ => {
                             let value = map.next_value::<Value>()?;
                             llm.extra.insert(key, value);
+                            llm.extra_keys.push(spanned);
                         }
                     }
                 }
@@ -313,6 +302,8 @@ impl<'de> Visitor<'de> for HookMapVisitor {
                 hooks.unknown.extend(inner.unknown);
             } else if HookName::from_name(&key.value).is_some() {
                 hooks.entries.push((key, map.next_value()?));
+            } else if super::keys::is_extension(&key.value) {
+                map.next_value::<IgnoredAny>()?;
             } else {
                 map.next_value::<IgnoredAny>()?;
                 hooks.unknown.push(key);
@@ -374,8 +365,11 @@ impl JsonSchema for HookMap {
         let mut schema = Map::new();
         schema.insert(
             "description".into(),
-            "Lifecycle hooks: commands the engine runs at fixed points of a run.".into(),
+            "Lifecycle hooks: commands the engine runs at fixed points of a run. Keys \
+             starting with `x-` are the user's and ignored."
+                .into(),
         );
+        schema.insert("patternProperties".into(), serde_json::json!({"^x-": {}}));
         schema.insert("type".into(), "object".into());
         schema.insert("properties".into(), Value::Object(properties));
         schema.insert("additionalProperties".into(), false.into());
@@ -408,9 +402,14 @@ pub struct HookYaml {
 }
 
 /// `context.yaml`: how the model's context window is built before every LLM call.
+///
+/// Unknown top-level keys are refused by `config::keys` (which lets `x-` keys through),
+/// not by serde.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(title = "Delta Engine context.yaml")]
+#[schemars(
+    title = "Delta Engine context.yaml",
+    extend("patternProperties" = {"^x-": {}}, "additionalProperties" = false)
+)]
 pub struct ContextYaml {
     /// Token budget of every request (messages and tool definitions; the answer's room
     /// comes on top). When the sources do not fit, the journal's oldest iterations are

@@ -212,6 +212,7 @@ pub fn process_options(
         env: env.to_vec(),
         timeout: spec.timeout(),
         output: output.with_files(record_dir.join("stdout.log"), record_dir.join("stderr.log")),
+        record: Some(record_dir.to_path_buf()),
     }
 }
 

@@ -45,6 +45,7 @@ mod shutdown;
 mod start;
 mod subagent;
 mod think;
+mod usage;
 mod window;
 
 use std::path::Path;

@@ -84,9 +84,14 @@ impl ActiveRun {
                     paths,
                     lock,
                     journal,
-                    metadata,
+                    mut metadata,
                     report,
                 } = resumed;
+                // Issue 30: a call made just before the process was killed was never
+                // counted in metadata.json; the invocation records have it.
+                if super::usage::rebuild(&paths, &mut metadata, &agent.llm) {
+                    write_metadata(&paths.metadata(), &metadata, &output.redactor)?;
+                }
                 log_takeover(log, &report, &metadata);
                 answered = report.repairs.answered.and_then(|request| {
                     let result = report.repairs.events.iter().find_map(|event| {

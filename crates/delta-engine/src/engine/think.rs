@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::called::{Answer, Called};
+use super::usage;
 use super::window::{self, Fit, Limit, Window};
 use super::{
     ActiveRun, CONTEXT_ERROR, EngineError, EngineEvent, Flow, Level, Observer, Shutdown, Stop,
@@ -18,9 +19,7 @@ use crate::config::{Agent, LlmConfig, load_context};
 use crate::context::{ContextEnv, ContextReport, build_context};
 use crate::hooks::HookEvent;
 use crate::journal::{EventPayload, Thought, ToolCall, read_journal};
-use crate::llm::{
-    AttemptRecord, CallProgress, ChatMessage, ChatModel, Completion, LlmError, cost_usd,
-};
+use crate::llm::{AttemptRecord, CallProgress, ChatMessage, ChatModel, LlmError};
 use crate::run::{ErrorInfo, ErrorType, Timestamp};
 
 /// What the model said in one iteration, as journaled in its THOUGHT.
@@ -255,6 +254,7 @@ impl ActiveRun {
             started_at,
             duration_ms: millis(started.elapsed()),
             token_usage: None,
+            cost_usd: None,
             finish_reason: None,
             attempts: 1,
             retries: Vec::new(),
@@ -323,8 +323,23 @@ impl ActiveRun {
         record.finish_reason.clone_from(&completion.finish_reason);
         record.attempts = completion.attempts.len() + 1;
         record.retries = retry_lines(&completion.attempts);
+        // Step 8: the call's tokens and estimated cost, recorded with the call (the
+        // takeover of a killed run rebuilds the totals from these records) and added to
+        // the run's usage.
+        let model = &agent.llm.model;
+        let tokens = completion
+            .usage
+            .map(|usage| (usage.prompt_tokens, usage.completion_tokens));
+        let (cost, note) = tokens.map_or((0.0, None), |(input, output)| {
+            usage::price(&agent.llm, model, input, output)
+        });
+        record.cost_usd = tokens.map(|_| cost);
         self.write_invocation_record(&record)?;
-        self.record_usage(agent, &completion);
+        usage::add_call(&mut self.metadata.usage, model, tokens, cost, note);
+        if let Some((input, output)) = tokens {
+            self.ledger.spend(cost, input + output);
+            self.refresh_subtree();
+        }
         observer.on_event(&EngineEvent::LlmResponded {
             invocation_id: invocation_id.clone(),
             elapsed: completion.duration,
@@ -357,34 +372,6 @@ impl ActiveRun {
         bytes.push(b'\n');
         self.write_file(&path, &bytes)
     }
-
-    /// Adds the call's tokens and estimated cost to the run's usage (step 8).
-    fn record_usage(&mut self, agent: &Agent, completion: &Completion) {
-        let model = &agent.llm.model;
-        let Some(usage) = completion.usage else {
-            self.metadata.usage.record_unknown(model);
-            return;
-        };
-        let (input, output) = (usage.prompt_tokens, usage.completion_tokens);
-        let pricing = agent
-            .llm
-            .pricing
-            .map(|p| (p.input_per_million, p.output_per_million));
-        let cost = match cost_usd(model, input, output, pricing) {
-            Some(cost) => cost,
-            None => {
-                self.metadata.usage.cost_note = Some(format!(
-                    "no price is known for model '{model}', so its cost is counted as 0; set \
-                     llm.pricing (input_per_million, output_per_million) in agent.yaml to \
-                     estimate it"
-                ));
-                0.0
-            }
-        };
-        self.metadata.usage.record(model, input, output, cost);
-        self.ledger.spend(cost, input + output);
-        self.refresh_subtree();
-    }
 }
 
 /// The messages of one request and what the budget did to them.
@@ -413,6 +400,9 @@ struct InvocationRecord {
     /// Wall time, retries and waits included.
     duration_ms: u64,
     token_usage: Option<TokenCounts>,
+    /// The call's estimated cost in USD, at the prices in force when it was made (null
+    /// without token counts).
+    cost_usd: Option<f64>,
     finish_reason: Option<String>,
     /// HTTP attempts made.
     attempts: usize,

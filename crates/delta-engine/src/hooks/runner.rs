@@ -358,6 +358,7 @@ impl HookRunner {
             output: self
                 .output
                 .with_files(meta.join("stdout.log"), meta.join("stderr.log")),
+            record: None,
         };
 
         // Dropping the process future kills the hook's process group.

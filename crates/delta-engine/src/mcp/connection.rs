@@ -376,7 +376,7 @@ impl Process {
         // ESRCH (the group is already gone) is the outcome we want anyway.
         let _ = killpg(self.pid, Signal::SIGKILL);
         if let Some(dir) = &self.record {
-            super::orphans::forget(dir);
+            crate::process::orphans::forget(dir);
         }
     }
 
@@ -544,7 +544,7 @@ fn spawn(
         ));
     }
     if let Some(dir) = &server_dir {
-        super::orphans::record(dir, pid.as_raw().unsigned_abs());
+        crate::process::orphans::record(dir, pid.as_raw().unsigned_abs());
     }
     Ok(Process {
         child,

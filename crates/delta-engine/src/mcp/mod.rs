@@ -8,7 +8,6 @@
 //! time and never written anywhere.
 
 mod connection;
-mod orphans;
 mod result;
 
 use std::time::Instant;
@@ -151,7 +150,7 @@ impl McpServers {
     ) -> Result<Self, StartError> {
         let mut started = Self::none(env);
         if let Some(io_dir) = &started.env.io_dir {
-            let swept = orphans::sweep(io_dir);
+            let swept = crate::process::orphans::sweep(io_dir, "MCP server");
             started.warnings.extend(swept);
         }
         for config in servers {

@@ -478,6 +478,18 @@ pub struct Metadata {
     /// run's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subtree: Option<Subtree>,
+    /// The run's own identity, 32 random lowercase hex digits made when it was created
+    /// (forks and replays get their own): the OpenTelemetry trace id of its exports, so
+    /// two runs with the same id in two workspaces are two traces. Absent in runs created
+    /// before it existed (`delta export` then derives one, docs/export-and-view.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+}
+
+/// A fresh random run identity for [`Metadata::trace_id`].
+#[must_use]
+pub fn new_trace_id() -> String {
+    format!("{:032x}", uuid::Uuid::new_v4().as_u128())
 }
 
 /// Where a fork comes from: the parent run and the seq its journal was cut at.
@@ -534,6 +546,7 @@ impl Metadata {
             called_by: None,
             children: Vec::new(),
             subtree: None,
+            trace_id: Some(new_trace_id()),
         }
     }
 

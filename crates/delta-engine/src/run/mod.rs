@@ -33,7 +33,8 @@ pub use liveness::{Liveness, ProcessIdentity, process_alive};
 pub use lock::{RunLock, is_locked_by_other};
 pub use metadata::{
     ErrorInfo, ErrorType, FinalStatus, METADATA_SCHEMA_VERSION, Metadata, MetadataInit, ModelUsage,
-    ParentRef, ReplayRef, RunStatus, UnknownStatus, Usage, read_metadata, write_metadata,
+    ParentRef, ReplayRef, RunStatus, UnknownStatus, Usage, new_trace_id, read_metadata,
+    write_metadata,
 };
 pub use paths::{DELTA_DIR, RunPaths};
 pub use result::result_value;

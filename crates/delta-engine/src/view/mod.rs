@@ -6,6 +6,7 @@
 //! still going reloads itself, so regenerating it (`watch delta view …`) follows the run.
 
 mod html;
+mod markdown;
 mod page;
 mod table;
 

@@ -13,6 +13,7 @@ use super::error::CliError;
 use super::human::{TerminalHuman, print_pause_guidance};
 use super::jsonl::JsonlStream;
 use super::render;
+use super::result::{Promise, ResultSink};
 use super::stream::StreamRenderer;
 use delta_engine::budget::{
     Budget, parse_cost_usd, parse_duration, parse_iterations, parse_tokens,
@@ -38,6 +39,17 @@ pub enum Format {
     /// Every journal event as it is appended (one JSON line each, exactly as in the
     /// journal), then one `{"type": "RESULT", ...}` line: for programs watching live.
     Jsonl,
+}
+
+impl Format {
+    /// What the format promises stdout.
+    pub(super) fn promise(self) -> Promise {
+        match self {
+            Format::Text | Format::Raw => Promise::Nothing,
+            Format::Json => Promise::Json,
+            Format::Jsonl => Promise::Jsonl,
+        }
+    }
 }
 
 /// The budget, output schema and `ask_human` flags of `run` and `continue`.
@@ -93,27 +105,41 @@ impl LimitArgs {
 pub(super) fn read_message(
     text: Option<String>,
     file: Option<PathBuf>,
-) -> Result<Option<String>, CliError> {
-    if let Some(path) = file {
-        return std::fs::File::open(&path)
-            .and_then(message::read)
-            .map(Some)
-            .map_err(|source| CliError::Message {
-                from: path.display().to_string(),
-                source,
-            });
-    }
-    match text {
-        Some(dash) if dash == "-" => {
-            message::read(std::io::stdin().lock())
-                .map(Some)
+) -> Result<Option<Message>, CliError> {
+    let (message, from) = match (text, file) {
+        (_, Some(path)) => {
+            let message = std::fs::File::open(&path)
+                .and_then(message::read)
                 .map_err(|source| CliError::Message {
+                    from: path.display().to_string(),
+                    source,
+                })?;
+            (message, format!("--message-file {}", path.display()))
+        }
+        (Some(dash), None) if dash == "-" => {
+            let message =
+                message::read(std::io::stdin().lock()).map_err(|source| CliError::Message {
                     from: "standard input".to_owned(),
                     source,
-                })
+                })?;
+            (message, "standard input (-m -)".to_owned())
         }
-        text => Ok(text),
-    }
+        (Some(text), None) => (text, "-m".to_owned()),
+        (None, None) => return Ok(None),
+    };
+    Ok(Some(Message {
+        text: message,
+        from,
+    }))
+}
+
+/// A message read by [`read_message`], with where it came from.
+#[derive(Debug)]
+pub(super) struct Message {
+    /// The text.
+    pub text: String,
+    /// `-m`, `standard input (-m -)` or `--message-file PATH`.
+    pub from: String,
 }
 
 /// The flags of the commands that take an existing run on (`continue`, `fork`): the fresh
@@ -147,8 +173,14 @@ pub(super) struct TakeOnArgs {
 }
 
 impl TakeOnArgs {
-    /// Drives the run `start` names to its end with these flags and prints its result.
-    pub(super) fn launch(self, start: Start) -> Result<Exit, CliError> {
+    /// What these flags promise stdout.
+    pub(super) fn promise(&self) -> Promise {
+        self.format.promise()
+    }
+
+    /// Drives the run `start` names to its end with these flags and prints its result
+    /// through `sink`.
+    pub(super) fn launch(self, start: Start, sink: &mut ResultSink) -> Result<Exit, CliError> {
         let spec = self.limits.spec(start, self.max_iterations);
         let terminal = Terminal {
             verbose: self.verbose,
@@ -156,7 +188,7 @@ impl TakeOnArgs {
             yes: self.yes,
             format: self.format,
         };
-        launch(spec, terminal)
+        launch(spec, terminal, sink)
     }
 }
 
@@ -175,7 +207,11 @@ pub(super) struct Terminal {
 
 /// Prepares and drives the run of `spec`, then prints its result: the one path of every
 /// command that runs an agent.
-pub(super) fn launch(spec: LaunchSpec, terminal: Terminal) -> Result<Exit, CliError> {
+pub(super) fn launch(
+    spec: LaunchSpec,
+    terminal: Terminal,
+    sink: &mut ResultSink,
+) -> Result<Exit, CliError> {
     let human = StreamRenderer::stderr(terminal.verbose);
     if terminal.format == Format::Jsonl {
         let continued = match &spec.start {
@@ -187,17 +223,16 @@ pub(super) fn launch(spec: LaunchSpec, terminal: Terminal) -> Result<Exit, CliEr
         let mut stream = JsonlStream::new(human, continued);
         let outcome = drive(spec, terminal, &mut stream);
         // The RESULT line ends every stream, whatever stopped the run or kept it from
-        // starting.
-        return stream.finish(outcome);
+        // starting (a refusal is printed by the caller, through the same sink).
+        return stream.finish(outcome, None, sink);
     }
     let mut human = human;
     let finished = drive(spec, terminal, &mut human)?;
-    let text = match terminal.format {
-        Format::Text => render_text(&finished.result),
-        Format::Json => render_json(&finished.result),
-        Format::Raw | Format::Jsonl => render_raw(&finished.result),
-    };
-    render::stdout(&text)?;
+    match terminal.format {
+        Format::Text => render::stdout(&render_text(&finished.result))?,
+        Format::Json => sink.print(&render_json(&finished.result))?,
+        Format::Raw | Format::Jsonl => render::stdout(&render_raw(&finished.result))?,
+    }
     Ok(finished.result.exit_code())
 }
 

@@ -53,6 +53,7 @@ pub(super) fn batch(error: &BatchError) -> Exit {
     match error {
         BatchError::Tasks(_) | BatchError::Config(_) | BatchError::Mismatch { .. } => Exit::Config,
         BatchError::Io { .. }
+        | BatchError::NotABatch { .. }
         | BatchError::Corrupt { .. }
         | BatchError::Spawn { .. }
         | BatchError::NoRun { .. }

@@ -10,11 +10,14 @@ use clap::{Args, ValueEnum, ValueHint};
 use super::args::{existing_run, parse_run_id};
 use super::drive::TerminalFrontend;
 use super::error::CliError;
+use super::jsonl::JsonlStream;
 use super::render;
+use super::result::{Promise, ResultSink};
 use super::stream::StreamRenderer;
 use delta_engine::engine::HumanInput;
 use delta_engine::launch::Launch;
 use delta_engine::output::Exit;
+use delta_engine::quote::quote_path;
 use delta_engine::replay::{Outcome, ReplaySpec, prepare};
 use delta_engine::run::RunId;
 
@@ -48,6 +51,9 @@ enum ReplayFormat {
     Text,
     /// The outcome as one JSON object.
     Json,
+    /// The replay's journal lines as they are appended, then one RESULT line: its
+    /// RunResult with the outcome under `replay`.
+    Jsonl,
 }
 
 /// Arguments of `delta replay`.
@@ -92,8 +98,18 @@ pub struct ReplayArgs {
 }
 
 impl ReplayArgs {
-    pub(super) fn run(self) -> Result<Exit, CliError> {
+    /// What stdout is promised.
+    pub(super) fn promise(&self) -> Promise {
+        match self.format {
+            ReplayFormat::Text => Promise::Nothing,
+            ReplayFormat::Json => Promise::Json,
+            ReplayFormat::Jsonl => Promise::Jsonl,
+        }
+    }
+
+    pub(super) fn run(self, sink: &mut ResultSink) -> Result<Exit, CliError> {
         let (run_id, workspace) = existing_run(self.run_id, &self.work_dir)?;
+        let seeded = self.workspace_from.is_some();
         let replay = prepare(&ReplaySpec {
             workspace,
             run_id,
@@ -103,20 +119,52 @@ impl ReplayArgs {
         })?;
         let mut frontend = TerminalFrontend { yes: true };
         let launch = Launch::prepare(replay.launch, &mut frontend)?;
-        let mut observer = StreamRenderer::stderr(self.verbose);
         let human: Arc<dyn HumanInput> = replay.human;
-        let finished = launch.drive(&mut observer, Some(human), &mut frontend)?;
-        let outcome = replay.model.outcome(&finished.paths);
-        let text = match self.format {
-            ReplayFormat::Text => render_text(&outcome),
-            ReplayFormat::Json => render_json(&outcome),
-        };
-        render::stdout(&text)?;
-        Ok(if outcome.identical() {
-            Exit::Success
+        let human_stream = StreamRenderer::stderr(self.verbose);
+        let (finished, stream) = if self.format == ReplayFormat::Jsonl {
+            let mut stream = JsonlStream::new(human_stream, None);
+            let finished = launch.drive(&mut stream, Some(human), &mut frontend);
+            (finished, Some(stream))
         } else {
-            Exit::Failure
-        })
+            let mut observer = human_stream;
+            (
+                launch.drive(&mut observer, Some(human), &mut frontend),
+                None,
+            )
+        };
+        let finished = finished.map_err(CliError::from);
+        let outcome = finished
+            .as_ref()
+            .ok()
+            .map(|finished| replay.model.outcome(&finished.paths));
+        let exit = match &outcome {
+            Some(outcome) if outcome.identical() => Exit::Success,
+            Some(_) | None => Exit::Failure,
+        };
+        if let Some(outcome) = &outcome
+            && seeded
+        {
+            // The replay is in a fresh workspace of the agent, not beside the recording.
+            render::stderr(&format!(
+                "The replay ran in workspace {dir} (seeded from --workspace-from); see it with: \
+                 delta list-runs -w {dir}\n",
+                dir = quote_path(&outcome.work_dir)
+            ));
+        }
+        if let Some(stream) = stream {
+            let value = outcome.as_ref().and_then(|o| serde_json::to_value(o).ok());
+            let replayed = value.as_ref().map(|value| (value, exit));
+            return stream.finish(finished, replayed, sink);
+        }
+        finished?;
+        let Some(outcome) = outcome else {
+            return Ok(exit);
+        };
+        match self.format {
+            ReplayFormat::Json => sink.print(&render_json(&outcome))?,
+            ReplayFormat::Text | ReplayFormat::Jsonl => render::stdout(&render_text(&outcome))?,
+        }
+        Ok(exit)
     }
 }
 

@@ -18,6 +18,7 @@ use super::drive::{self, Format, LimitArgs, Terminal, read_message};
 use super::error::CliError;
 use super::render;
 use delta_engine::budget::parse_iterations;
+use super::result::{Promise, ResultSink};
 use delta_engine::launch::Start;
 use delta_engine::output::Exit;
 use delta_engine::run::RunId;
@@ -63,9 +64,13 @@ pub struct RunArgs {
         short,
         long,
         value_name = "TEXT",
-        required_unless_present = "message_file"
+        required_unless_present_any = ["message_file", "task"]
     )]
     message: Option<String>,
+
+    /// The pre-1.8 name of -m: accepted only to say so.
+    #[arg(long, hide = true, value_name = "TEXT", conflicts_with_all = ["message", "message_file"])]
+    task: Option<String>,
 
     /// Read the task from a file.
     #[arg(long, value_name = "FILE", conflicts_with = "message", value_hint = ValueHint::FilePath)]
@@ -109,9 +114,28 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    pub(super) fn run(self) -> Result<Exit, CliError> {
+    /// What stdout is promised.
+    pub(super) fn promise(&self) -> Promise {
+        self.format.promise()
+    }
+
+    pub(super) fn run(self, sink: &mut ResultSink) -> Result<Exit, CliError> {
+        if self.task.is_some() {
+            return Err(CliError::Retired {
+                flag: "--task",
+                since: "v1.8",
+                instead: "-m/--message TEXT (or --message-file FILE)",
+            });
+        }
         let cwd = std::env::current_dir().map_err(CliError::CurrentDir)?;
-        let task = read_message(self.message, self.message_file)?.unwrap_or_default();
+        let task = match read_message(self.message, self.message_file)? {
+            // A run on an empty task would only spend money asking the model what to do.
+            Some(message) if message.text.trim().is_empty() => {
+                return Err(CliError::EmptyMessage { from: message.from });
+            }
+            Some(message) => message.text,
+            None => String::new(),
+        };
         let spec = self.limits.spec(
             Start::New {
                 agent: self.agent,
@@ -128,6 +152,6 @@ impl RunArgs {
             yes: self.yes,
             format: self.format,
         };
-        drive::launch(spec, terminal)
+        drive::launch(spec, terminal, sink)
     }
 }

@@ -17,6 +17,7 @@ mod mcp;
 mod mcp_edges;
 pub(crate) mod real_llm;
 mod replay;
+mod result_line;
 mod run_files;
 mod secrets;
 mod servers;

@@ -299,6 +299,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// The exit code (-1 when a signal ended the process).
+    pub fn exit_code(&self) -> i32 {
+        self.code
+    }
+
     /// Assert the exit code; on mismatch the message shows both streams.
     #[track_caller]
     pub fn code(self, expected: i32) -> Self {
