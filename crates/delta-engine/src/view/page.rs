@@ -60,7 +60,7 @@ enum ErrorAnchor {
 
 impl<'a> Page<'a> {
     fn of(
-        trajectory: &Trajectory,
+        trajectory: &'a Trajectory,
         iterations: &[Iteration<'a>],
         base: &str,
         content: Content,
