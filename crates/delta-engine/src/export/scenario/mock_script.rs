@@ -79,6 +79,7 @@ fn answer(response: &Value, message: &Value, places: &Places) -> MessageStep {
             (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
                 prompt_tokens,
                 completion_tokens,
+                ..Usage::default()
             }),
             _ => None,
         },
