@@ -183,6 +183,8 @@ fn write_journal(path: &Path, events: usize) {
                     name: "read_file".to_owned(),
                     arguments: format!("{{\"path\": \"file-{cycle}.txt\"}}"),
                 }],
+                passback: None,
+                usage: None,
             }),
             EventPayload::ActionRequest(ActionRequest {
                 action_id: action_id.clone(),

@@ -36,7 +36,7 @@ use crate::engine::{
     self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, Limits, NewRun, Observer, Origin, Shutdown,
 };
 use crate::journal::FsyncPolicy;
-use crate::llm::{ChatModel, LlmClient, resolve_credentials};
+use crate::llm::{ChatModel, LlmClient, ModelApi, prices, resolve_credentials_for};
 use crate::output::RunResult;
 use crate::process::OutputPolicy;
 use crate::resume::{self, ContinueOptions, Entry, ResumeReport};
@@ -360,7 +360,7 @@ fn prepare_new(
         frontend.reuse_workspace(previous)
     })?;
     // A missing key fails here, before anything is created.
-    let (llm, output) = connect(&choice.env_dir(&agent.home), &agent.home)?;
+    let (llm, output) = connect(agent.llm.api, &choice.env_dir(&agent.home), &agent.home)?;
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
     // What the limits refuse (an unknown price, a bad schema) is refused before anything
     // is created; they are decided again below from the agent as reloaded.
@@ -444,7 +444,7 @@ fn prepare_continue(
     for warning in &agent.warnings {
         frontend.warning(warning);
     }
-    let (llm, output) = connect(&workspace, &agent.home)?;
+    let (llm, output) = connect(agent.llm.api, &workspace, &agent.home)?;
     let max_iterations = budget(max_iterations, &agent);
     let recorded_budget = recorded
         .budget
@@ -478,15 +478,16 @@ fn prepare_continue(
     })
 }
 
-/// The model a run talks to and what happens to the output of its processes: the
-/// credentials resolved once (`env_dir`'s `.env`, then the agent's, then the environment),
+/// The model a run talks to (through `api`) and what happens to the output of its
+/// processes: the credentials resolved once (`env_dir`'s `.env`, then the agent's, then the environment),
 /// the `DELTA_LLM_*` settings, and the output limit with the redactor of those credentials
 /// and the inherited key variables, which every writer of the run's files is handed.
 fn connect(
+    api: ModelApi,
     env_dir: &Path,
     agent_home: &Path,
 ) -> Result<(Arc<LlmClient>, OutputPolicy), LaunchError> {
-    let credentials = resolve_credentials(env_dir, agent_home, env_var)?;
+    let credentials = resolve_credentials_for(api, env_dir, agent_home, env_var)?;
     let settings = client_settings(env_var)?;
     let output = OutputPolicy::new(
         output_limit(env_var)?,
@@ -519,7 +520,7 @@ impl AskedLimits {
     fn decide(&self, agent: &Agent, recorded: Budget) -> Result<Limits, LaunchError> {
         let budget = self.budget.or(agent.budget).or(recorded);
         if budget.max_cost_usd.is_some()
-            && crate::llm::cost_usd(&agent.llm.model, 0, 0, price(agent)).is_none()
+            && prices(agent.llm.api, &agent.llm.model, agent.llm.pricing).is_none()
         {
             return Err(LaunchError::UnknownPrice {
                 model: agent.llm.model.clone(),
@@ -535,14 +536,6 @@ impl AskedLimits {
             ask_human: self.ask_human.unwrap_or(agent.ask_human),
         })
     }
-}
-
-/// agent.yaml's `llm.pricing` as the price table's override.
-fn price(agent: &Agent) -> Option<(f64, f64)> {
-    agent
-        .llm
-        .pricing
-        .map(|p| (p.input_per_million, p.output_per_million))
 }
 
 /// `--max-iterations`, else agent.yaml's, else [`DEFAULT_MAX_ITERATIONS`].

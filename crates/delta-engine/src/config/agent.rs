@@ -12,7 +12,8 @@ use super::raw::{AGENT_KEYS, AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYa
 use super::suggest;
 use super::yaml::{self, TopLevelKeys};
 use crate::budget::{Budget, parse_duration};
-use crate::llm::{EXTRA_BODY_KEY, KNOWN_PARAMETERS};
+pub use crate::llm::Pricing;
+use crate::llm::{EXTRA_BODY_KEY, ModelApi, PromptCache, known_parameters};
 use crate::tool::ToolDef;
 
 /// The `llm:` section, validated.
@@ -28,18 +29,15 @@ pub struct LlmConfig {
     pub context_window: Option<u64>,
     /// Token prices for cost estimates; never sent to the API.
     pub pricing: Option<Pricing>,
+    /// The wire API the model is asked through.
+    pub api: ModelApi,
+    /// Whether the provider is asked to cache the prompt's prefix.
+    pub prompt_cache: PromptCache,
+    /// Chat only: assistant-message fields sent back on later requests.
+    pub reasoning_passback: Vec<String>,
     /// Every other key of `llm:`, and the entries of `llm.extra_body`, sent to the API
     /// unchanged.
     pub extra: Map<String, Value>,
-}
-
-/// Token prices per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pricing {
-    /// Price of one million prompt tokens.
-    pub input_per_million: f64,
-    /// Price of one million completion tokens.
-    pub output_per_million: f64,
 }
 
 /// agent.yaml checked on its own, before its imports, tools and sibling files are read.
@@ -263,10 +261,17 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<Stri
     let pricing = match llm.pricing {
         None => None,
         Some(pricing) => {
+            let optional = [
+                &pricing.value.cached_input_per_million,
+                &pricing.value.cache_write_per_million,
+            ];
             for price in [
                 &pricing.value.input_per_million,
                 &pricing.value.output_per_million,
-            ] {
+            ]
+            .into_iter()
+            .chain(optional.into_iter().flatten())
+            {
                 if !(price.value.is_finite() && price.value >= 0.0) {
                     return Err(ConfigError::new(
                         file,
@@ -279,6 +284,8 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<Stri
             Some(Pricing {
                 input_per_million: pricing.value.input_per_million.value,
                 output_per_million: pricing.value.output_per_million.value,
+                cached_input_per_million: pricing.value.cached_input_per_million.map(|p| p.value),
+                cache_write_per_million: pricing.value.cache_write_per_million.map(|p| p.value),
             })
         }
     };
@@ -294,11 +301,30 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<Stri
                 ));
         }
     };
+    let api = llm.api.as_ref().map(|api| api.value).unwrap_or_default();
+    let reasoning_passback = match llm.reasoning_passback.take() {
+        None => Vec::new(),
+        Some(fields) if api != ModelApi::Chat => {
+            return Err(ConfigError::new(
+                file,
+                format!(
+                    "`llm.reasoning_passback` is for chat-completions servers; with `api: {api}` \
+                     the engine passes the reasoning back itself"
+                ),
+            )
+            .at(fields.referenced)
+            .help("remove `reasoning_passback`, or use `api: chat`"));
+        }
+        Some(fields) => fields.value,
+    };
+    thinking_budget(&llm.extra, llm.max_tokens.as_ref(), api, file)?;
+    let prompt_cache = llm.prompt_cache.as_ref().map(|cache| cache.value);
+    let known = known_parameters(api);
     let warnings = llm
         .extra
         .keys()
-        .filter(|key| !KNOWN_PARAMETERS.contains(&key.as_str()))
-        .map(|key| unknown_llm_key(file, key))
+        .filter(|key| !known.contains(&key.as_str()))
+        .map(|key| unknown_llm_key(file, key, api))
         .collect();
     let mut extra = llm.extra;
     extra.extend(extra_body);
@@ -308,27 +334,68 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<Stri
         max_tokens: llm.max_tokens.map(|m| m.value),
         context_window: llm.context_window.map(|w| w.value),
         pricing,
+        api,
+        prompt_cache: prompt_cache.unwrap_or_default(),
+        reasoning_passback,
         extra,
     };
     Ok((config, warnings))
 }
 
-/// A key under `llm:` that is no known request parameter: most often a typo, which a
-/// server would reject or, worse, silently ignore. It is still sent, so an agent relying
-/// on a provider's own parameter keeps working.
-fn unknown_llm_key(file: &Path, key: &str) -> String {
+/// Anthropic's rule (A-SDK `thinking_config_enabled_param.py`): `thinking.budget_tokens`
+/// below `max_tokens` when both are given, so the mistake is caught before a request.
+fn thinking_budget(
+    extra: &Map<String, Value>,
+    max_tokens: Option<&Spanned<u64>>,
+    api: ModelApi,
+    file: &Path,
+) -> Result<(), ConfigError> {
+    let budget = extra
+        .get("thinking")
+        .and_then(|thinking| thinking.get("budget_tokens"))
+        .and_then(Value::as_u64);
+    match (api, budget, max_tokens) {
+        (ModelApi::Anthropic, Some(budget), Some(max_tokens)) if budget >= max_tokens.value => {
+            Err(ConfigError::new(
+                file,
+                format!(
+                    "`thinking.budget_tokens` ({budget}) must be below `max_tokens` ({})",
+                    max_tokens.value
+                ),
+            )
+            .at(max_tokens.referenced)
+            .help("raise `max_tokens` above the thinking budget, or lower the budget"))
+        }
+        (ModelApi::Chat | ModelApi::Responses | ModelApi::Anthropic, _, _) => Ok(()),
+    }
+}
+
+/// A key under `llm:` that is no known request parameter of the agent's API: most often a
+/// typo, which a server would reject or, worse, silently ignore. It is still sent, so an
+/// agent relying on a provider's own parameter keeps working.
+fn unknown_llm_key(file: &Path, key: &str, api: ModelApi) -> String {
     let name = sanitize(key);
-    let known = KNOWN_PARAMETERS
-        .iter()
-        .copied()
-        .chain(["model", "pricing", EXTRA_BODY_KEY]);
+    let known = known_parameters(api).iter().copied().chain([
+        "model",
+        "pricing",
+        "api",
+        "prompt_cache",
+        "reasoning_passback",
+        EXTRA_BODY_KEY,
+    ]);
     let suggestion = suggest::closest(&name, known)
         .map(|best| format!("did you mean `{best}`? "))
         .unwrap_or_default();
+    let what = match api {
+        ModelApi::Chat => "a known request parameter".to_owned(),
+        ModelApi::Responses | ModelApi::Anthropic => {
+            format!("a known request parameter of the `{api}` API")
+        }
+    };
     format!(
-        "{}: `llm.{name}` is not a known request parameter; {suggestion}it is sent to the \
-         server as written; to send a provider-specific parameter without this warning, \
-         put it under `llm.extra_body`",
+        "{}: `llm.{name}` is not {what}; {suggestion}it is sent to the server as written; to \
+         send a provider-specific parameter without this warning, put it under \
+         `llm.extra_body`",
         file.display()
     )
 }

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::Content;
 use crate::journal::{ActionStatus, Event, EventPayload};
+use crate::llm::ModelApi;
 use crate::run::{RunStatus, Timestamp};
 use crate::trajectory::{Iteration, ToolStep, Trajectory};
 
@@ -70,13 +71,17 @@ fn root_span(trajectory: &Trajectory, ids: &Ids, root_id: &str, content: Content
         string("gen_ai.agent.name", &metadata.agent_name),
         string("gen_ai.agent.id", trajectory.run_id()),
         string("gen_ai.conversation.id", trajectory.run_id()),
-        string("gen_ai.provider.name", "openai"),
+        string("gen_ai.provider.name", provider(trajectory)),
         int("gen_ai.usage.input_tokens", metadata.usage.input_tokens),
         int("gen_ai.usage.output_tokens", metadata.usage.output_tokens),
         string("delta.run.status", metadata.status.as_str()),
         int("delta.run.iterations", u64::from(metadata.iterations)),
         double("delta.run.cost_usd", metadata.usage.total_cost_usd),
     ];
+    attributes.extend(cache_attributes(
+        metadata.usage.cached_input_tokens,
+        metadata.usage.cache_write_tokens,
+    ));
     if let Some(model) = trajectory.model() {
         attributes.push(string("gen_ai.request.model", model));
     }
@@ -142,6 +147,10 @@ fn chat_span(
         if let Some(usage) = call.token_usage {
             attributes.push(int("gen_ai.usage.input_tokens", usage.prompt_tokens));
             attributes.push(int("gen_ai.usage.output_tokens", usage.completion_tokens));
+            attributes.extend(cache_attributes(
+                usage.cached_tokens,
+                usage.cache_write_tokens,
+            ));
         }
         if let Some(reason) = &call.finish_reason {
             attributes.push(attr(
@@ -553,4 +562,27 @@ pub async fn post(
         status: status.as_u16(),
         body: body.chars().take(300).collect(),
     })
+}
+
+/// OpenTelemetry's GenAI cache attributes (`gen_ai.usage.cache_read.input_tokens`,
+/// `gen_ai.usage.cache_creation.input_tokens`, both part of `gen_ai.usage.input_tokens`),
+/// when the provider cached anything.
+fn cache_attributes(read: u64, written: u64) -> Vec<Value> {
+    let mut attributes = Vec::new();
+    if read > 0 {
+        attributes.push(int("gen_ai.usage.cache_read.input_tokens", read));
+    }
+    if written > 0 {
+        attributes.push(int("gen_ai.usage.cache_creation.input_tokens", written));
+    }
+    attributes
+}
+
+/// `gen_ai.provider.name`: `anthropic` for runs through Anthropic's API, else `openai`
+/// (chat completions and Responses are OpenAI's APIs, whichever server offers them).
+fn provider(trajectory: &Trajectory) -> &'static str {
+    match trajectory.llm_calls().find_map(|call| call.api) {
+        Some(ModelApi::Anthropic) => "anthropic",
+        Some(ModelApi::Chat | ModelApi::Responses) | None => "openai",
+    }
 }

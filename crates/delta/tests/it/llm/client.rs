@@ -121,7 +121,8 @@ async fn a_success_yields_content_tool_calls_usage_and_the_raw_body() {
         Some(TokenUsage {
             prompt_tokens: 120,
             completion_tokens: 30,
-            total_tokens: 150
+            total_tokens: 150,
+            ..TokenUsage::default()
         })
     );
     assert_eq!(completion.model.as_deref(), Some("gpt-4o-2024-08-06"));
@@ -575,7 +576,7 @@ async fn a_connection_closed_without_answer_is_retried_then_unreachable() {
         .await
         .unwrap_err();
 
-    let LlmError::Unreachable { url, attempts } = &error else {
+    let LlmError::Unreachable { url, attempts, .. } = &error else {
         panic!("expected Unreachable, got {error:?}");
     };
     assert_eq!(url, &format!("{base_url}/chat/completions"));
