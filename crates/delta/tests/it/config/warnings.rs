@@ -133,3 +133,62 @@ fn unknown_llm_keys_warn_with_a_suggestion_and_extra_body_passes_through_silentl
     let error = broken.error();
     assert_eq!(error.message, "`llm.extra_body` must be a mapping");
 }
+
+// Issue 27: the known parameters are the agent's API's: `stop` is a chat parameter (and
+// Anthropic's, translated), not one of the Responses API.
+#[test]
+fn llm_keys_are_judged_by_the_agent_s_api() {
+    let with = |llm: &str| {
+        let dir = AgentDir::new().file("agent.yaml", &format!("name: a\nllm:\n  model: m\n{llm}"));
+        dir.agent().warnings
+    };
+    assert!(with("  stop: [END]\n").is_empty());
+    assert!(with("  api: anthropic\n  stop: [END]\n  thinking: {type: enabled, budget_tokens: 1024}\n  max_tokens: 4096\n").is_empty());
+    let warnings = with("  api: responses\n  stop: [END]\n");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].ends_with(
+            "`llm.stop` is not a known request parameter of the `responses` API; it is sent to \
+             the server as written; to send a provider-specific parameter without this warning, \
+             put it under `llm.extra_body`"
+        ),
+        "{}",
+        warnings[0]
+    );
+    assert!(with("  api: responses\n  reasoning: {effort: low}\n  prompt_cache: off\n").is_empty());
+}
+
+// Issue 27: what the new `llm:` keys refuse, with the place and the fix.
+#[test]
+fn the_api_keys_refuse_what_cannot_work() {
+    let error = |llm: &str| {
+        let dir = AgentDir::new().file("agent.yaml", &format!("name: a\nllm:\n  model: m\n{llm}"));
+        dir.error().to_string()
+    };
+    let unknown = error("  api: antropic\n");
+    assert!(
+        unknown.contains("unknown value `antropic` for `api`; did you mean `anthropic`?"),
+        "{unknown}"
+    );
+    assert!(unknown.contains("agent.yaml:4"), "{unknown}");
+    let passback = error("  api: anthropic\n  reasoning_passback: [reasoning_content]\n");
+    assert!(
+        passback.contains("`llm.reasoning_passback` is for chat-completions servers"),
+        "{passback}"
+    );
+    assert!(passback.contains("use `api: chat`"), "{passback}");
+    let budget = error(
+        "  api: anthropic\n  max_tokens: 2048\n  thinking: {type: enabled, budget_tokens: 2048}\n",
+    );
+    assert!(
+        budget.contains("`thinking.budget_tokens` (2048) must be below `max_tokens` (2048)"),
+        "{budget}"
+    );
+    let price = error(
+        "  pricing: {input_per_million: 1, output_per_million: 2, cached_input_per_million: -1}\n",
+    );
+    assert!(
+        price.contains("price must be a non-negative number, found -1"),
+        "{price}"
+    );
+}

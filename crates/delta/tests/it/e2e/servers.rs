@@ -282,7 +282,7 @@ fn documented_examples() -> Vec<(MockProfile, String)> {
 #[test]
 fn the_examples_of_docs_model_servers_run_against_their_strict_profiles() {
     let examples = documented_examples();
-    assert_eq!(examples.len(), 5, "one example per server family");
+    assert_eq!(examples.len(), 10, "one example per server family");
     for (profile, llm) in examples {
         let agent = format!(
             "name: documented\n{llm}tools:\n  - name: say\n    description: Print a word.\n    exec: \"echo ${{word}}\"\n"

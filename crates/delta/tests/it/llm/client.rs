@@ -854,3 +854,48 @@ async fn a_kept_body_is_as_received_and_its_debug_shows_only_its_length() {
     );
     assert!(!debug.contains(KEY), "{debug}");
 }
+
+// Issue 27: Anthropic's client sends its key as `x-api-key` with `anthropic-version`, and an
+// `overloaded_error` inside a 2xx stream is retried like the 529 it stands for (digest A4).
+#[tokio::test]
+async fn an_anthropic_stream_that_reports_overloaded_is_retried() {
+    use delta_engine::llm::ModelApi;
+    use wiremock::matchers::header;
+
+    let server = MockServer::start().await;
+    let overloaded = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", KEY))
+        .and(header("anthropic-version", "2023-06-01"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(overloaded),
+        )
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    let message = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "Hello."}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 5, "cache_read_input_tokens": 2000, "cache_creation_input_tokens": 0, "output_tokens": 3}});
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", KEY))
+        .respond_with(ResponseTemplate::new(200).set_body_json(message))
+        .mount(&server)
+        .await;
+    let credentials =
+        Credentials::for_api(ModelApi::Anthropic, &server.uri(), Some(KEY.to_owned())).unwrap();
+    let client = LlmClient::new(credentials, settings(3)).unwrap();
+    assert_eq!(client.endpoint(), format!("{}/v1/messages", server.uri()));
+    let completion = client.complete(b"{}").await.unwrap();
+    assert_eq!(completion.message.content.as_deref(), Some("Hello."));
+    assert_eq!(completion.attempts.len(), 1);
+    assert_eq!(
+        completion.attempts[0].failure.to_string(),
+        "HTTP 529: Overloaded"
+    );
+    let usage = completion.usage.unwrap();
+    assert_eq!((usage.prompt_tokens, usage.cached_tokens), (2005, 2000));
+}
