@@ -818,3 +818,53 @@ fn runs_recorded_against_each_api_replay_identical_and_fork() {
         }
     }
 }
+
+// Issue 27: Anthropic's "prompt is too long: N tokens > M maximum" and the Responses API's
+// context-length error are context overflows like chat's: the run goes on with its oldest
+// iterations left out and completes.
+#[test]
+fn a_run_longer_than_the_window_completes_through_anthropic_and_responses() {
+    const STEPS: usize = 40;
+    for api in [ModelApi::Anthropic, ModelApi::Responses] {
+        let script = format!(
+            "steps:\n  - message: {{tool_calls: [{{name: count}}], repeat: {}}}\n  - message: \
+             {{content: done}}\n",
+            STEPS - 1
+        );
+        let mock = MockServer::start_with(
+            Script::from_yaml_str(&script).expect("script"),
+            ServerOptions {
+                strict: Some(profile(api)),
+                context_window: Some(mock_llm::ContextWindow {
+                    tokens: 4000,
+                    shape: mock_llm::OverflowShape::OpenAi,
+                }),
+                ..ServerOptions::default()
+            },
+        )
+        .expect("mock");
+        let yaml = format!(
+            "name: counter\nllm:\n  model: m\n  api: {api}\ntools:\n  - name: count\n    \
+             description: Print 1 to 400.\n    exec: \"seq 1 400\"\n"
+        );
+        let run = delta(Test::new().agent("agent", &yaml), &mock)
+            .args([
+                "run",
+                "--agent",
+                "agent",
+                "-w",
+                "ws",
+                "-m",
+                "Count, many times.",
+            ])
+            .args(["--max-iterations", "100"])
+            .run()
+            .code(0);
+        let files = only_run(&run.path().join("ws"));
+        assert_consistent(&files, "COMPLETED");
+        let refused = mock.recorded().iter().filter(|r| r.step.is_none()).count();
+        assert!(refused > 0, "{api}: the window was never reached");
+        let log = files.read("engine.log");
+        assert!(log.contains("does not fit the context window"), "{api}");
+    }
+}
