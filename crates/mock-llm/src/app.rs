@@ -12,7 +12,7 @@ use axum::body::Bytes;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use delta_scenario::mock_script::{Mode, Script, Step};
 use delta_scenario::{MockProfile, ModelApi};
 use serde_json::{Value, json};
@@ -122,12 +122,12 @@ impl App {
 
 pub(crate) fn router(app: Arc<App>) -> Router {
     Router::new()
-        .route("/v1/chat/completions", post(chat))
-        .route("/chat/completions", post(chat))
-        .route("/v1/messages", post(messages))
-        .route("/messages", post(messages))
-        .route("/v1/responses", post(responses))
-        .route("/responses", post(responses))
+        .route("/v1/chat/completions", route_of(ModelApi::Chat))
+        .route("/chat/completions", route_of(ModelApi::Chat))
+        .route("/v1/messages", route_of(ModelApi::Anthropic))
+        .route("/messages", route_of(ModelApi::Anthropic))
+        .route("/v1/responses", route_of(ModelApi::Responses))
+        .route("/responses", route_of(ModelApi::Responses))
         .route("/v1/models", get(models))
         .route("/models", get(models))
         .fallback(not_found)
@@ -144,52 +144,23 @@ struct Arrival {
     body: Bytes,
 }
 
-async fn chat(
-    State(app): State<Arc<App>>,
-    ConnectInfo(connection): ConnectInfo<Connection>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let arrival = Arrival {
-        connection,
-        uri,
-        headers,
-        body,
-    };
-    serve(&app, ModelApi::Chat, arrival).await
-}
-
-async fn messages(
-    State(app): State<Arc<App>>,
-    ConnectInfo(connection): ConnectInfo<Connection>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let arrival = Arrival {
-        connection,
-        uri,
-        headers,
-        body,
-    };
-    serve(&app, ModelApi::Anthropic, arrival).await
-}
-
-async fn responses(
-    State(app): State<Arc<App>>,
-    ConnectInfo(connection): ConnectInfo<Connection>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let arrival = Arrival {
-        connection,
-        uri,
-        headers,
-        body,
-    };
-    serve(&app, ModelApi::Responses, arrival).await
+/// The handler of `api`'s route: every API is served by [`serve`].
+fn route_of(api: ModelApi) -> MethodRouter<Arc<App>> {
+    post(
+        move |State(app): State<Arc<App>>,
+              ConnectInfo(connection): ConnectInfo<Connection>,
+              uri: Uri,
+              headers: HeaderMap,
+              body: Bytes| async move {
+            let arrival = Arrival {
+                connection,
+                uri,
+                headers,
+                body,
+            };
+            serve(&app, api, arrival).await
+        },
+    )
 }
 
 /// What the validators read of the headers; their values are never kept.

@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Issue, Rejection, issue, missing};
+use super::{Issue, Rejection, issue, kind, missing};
 
 /// The chat server a strict chat profile reproduces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,18 +149,6 @@ pub const OPENAI_PARAMETERS: &[&str] = &[
     "verbosity",
     "web_search_options",
 ];
-
-/// The kind a JSON value has, in the words of the server's messages.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
 
 /// The message a server gives for a field of the wrong type.
 fn wrong_type(profile: ChatServer, path: &str, expected: &str, got: &Value) -> String {

@@ -184,3 +184,15 @@ fn missing(param: impl Into<String>) -> Issue {
     let param = param.into();
     issue(format!("Missing required parameter: '{param}'."), param)
 }
+
+/// The kind a JSON value has, in the words of the services' messages.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}

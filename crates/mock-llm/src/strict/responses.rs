@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Credentials, Issue, Rejection, issue, missing};
+use super::{Credentials, Issue, Rejection, issue, kind, missing};
 use crate::request::is_reasoning_model;
 use crate::seal;
 use crate::wire::responses::REASONED;
@@ -116,14 +116,7 @@ fn invalid_value(path: &str, value: &str, supported: &[&str]) -> Issue {
 }
 
 fn wrong_type(path: &str, expected: &str, got: &Value) -> Issue {
-    let kind = match got {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
+    let kind = kind(got);
     Issue {
         code: Some("invalid_type"),
         ..issue(

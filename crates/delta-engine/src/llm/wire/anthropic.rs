@@ -13,8 +13,8 @@
 use delta_scenario::ModelApi;
 use serde_json::{Map, Value, json};
 
-use super::{PromptCache, WireRequest, function_parts};
-use crate::llm::message::{AssistantMessage, ChatMessage, Passback, ToolCall};
+use super::{Parts, PromptCache, WireRequest, function_parts};
+use crate::llm::message::{AssistantMessage, ChatMessage, ToolCall};
 use crate::llm::response::{ParsedBody, TokenUsage, count, error_text};
 use crate::llm::stream::{Data, data};
 
@@ -60,12 +60,7 @@ pub(crate) const REFUSED: &str = "the model refused to answer (stop_reason: refu
 
 pub(super) fn body(request: &WireRequest<'_>) -> Value {
     let params = request.params;
-    let mut body: Map<String, Value> = params
-        .iter()
-        .filter(|(key, _)| !ENGINE_KEYS.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    body.insert("model".into(), request.model.into());
+    let mut body = request.passthrough(&ENGINE_KEYS);
     body.insert("max_tokens".into(), max_tokens(params).into());
     if let Some(stop) = params.get("stop") {
         let stops = match stop {
@@ -296,18 +291,14 @@ pub(super) fn parse_body(body: &[u8]) -> Result<ParsedBody, String> {
     let blocks = message["content"]
         .as_array()
         .ok_or_else(|| "the message has no `content` array".to_owned())?;
-    let mut texts: Vec<&str> = Vec::new();
-    let mut thinking: Vec<&str> = Vec::new();
-    let mut tool_calls = Vec::new();
-    let mut items = Vec::new();
-    let mut opaque = false;
+    let mut parts = Parts::default();
     for (index, block) in blocks.iter().enumerate() {
         match block["type"].as_str() {
             Some("text") => {
-                if texts.is_empty() {
-                    items.push(json!({"type": "text"}));
+                if parts.texts.is_empty() {
+                    parts.items.push(json!({"type": "text"}));
                 }
-                texts.push(block["text"].as_str().unwrap_or_default());
+                parts.texts.push(block["text"].as_str().unwrap_or_default());
             }
             Some("tool_use") => {
                 let id = block["id"]
@@ -325,42 +316,37 @@ pub(super) fn parse_body(body: &[u8]) -> Result<ParsedBody, String> {
                     | Value::Array(_)
                     | Value::Object(_)) => input.to_string(),
                 };
-                tool_calls.push(ToolCall {
+                parts.tool_calls.push(ToolCall {
                     id: id.to_owned(),
                     name: name.to_owned(),
                     arguments,
                 });
-                items.push(json!({"type": "tool_use", "id": id}));
+                parts.items.push(json!({"type": "tool_use", "id": id}));
             }
             Some("thinking") => {
-                thinking.push(block["thinking"].as_str().unwrap_or_default());
-                items.push(block.clone());
-                opaque = true;
+                parts
+                    .reasoning
+                    .push(block["thinking"].as_str().unwrap_or_default());
+                parts.items.push(block.clone());
+                parts.opaque = true;
             }
             Some("redacted_thinking") => {
-                items.push(block.clone());
-                opaque = true;
+                parts.items.push(block.clone());
+                parts.opaque = true;
             }
             // Server tools' blocks and future ones: not the engine's to answer.
             Some(_) | None => {}
         }
     }
     let stop_reason = message["stop_reason"].as_str().map(str::to_owned);
-    let mut content = (!texts.is_empty()).then(|| texts.concat());
-    if stop_reason.as_deref() == Some("refusal") && content.as_deref().is_none_or(str::is_empty) {
-        content = Some(REFUSED.to_owned());
+    let mut answer = parts.message(ModelApi::Anthropic);
+    if stop_reason.as_deref() == Some("refusal")
+        && answer.content.as_deref().is_none_or(str::is_empty)
+    {
+        answer.content = Some(REFUSED.to_owned());
     }
-    let reasoning = thinking.join("\n");
     Ok(ParsedBody {
-        message: AssistantMessage {
-            content,
-            tool_calls,
-            reasoning: (!reasoning.is_empty()).then_some(reasoning),
-            passback: opaque.then_some(Passback {
-                api: ModelApi::Anthropic,
-                items,
-            }),
-        },
+        message: answer,
         usage: usage(&message["usage"]),
         model: message["model"].as_str().map(str::to_owned),
         truncated: stop_reason.as_deref() == Some("max_tokens"),
@@ -492,6 +478,7 @@ pub(super) fn text_piece(event: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::message::Passback;
     use crate::llm::wire::WireOptions;
 
     fn tools() -> Vec<Value> {

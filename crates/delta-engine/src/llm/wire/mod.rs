@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 pub use chat::build_request;
 
-use super::message::ChatMessage;
+use super::message::{AssistantMessage, ChatMessage, Passback, ToolCall};
 use super::response::{ParsedBody, error_text};
 use super::stream::{Data, data};
 use crate::llm::params::KNOWN_PARAMETERS;
@@ -60,6 +60,19 @@ pub struct WireRequest<'a> {
 }
 
 impl WireRequest<'_> {
+    /// The body's start: the agent's parameters the API takes as they are (all but
+    /// `engine_keys`, which the API's translation owns), and the model.
+    fn passthrough(&self, engine_keys: &[&str]) -> Map<String, Value> {
+        let mut body: Map<String, Value> = self
+            .params
+            .iter()
+            .filter(|(key, _)| !engine_keys.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        body.insert("model".into(), self.model.into());
+        body
+    }
+
     /// The request body in the API's wire format. Deterministic: the same conversation,
     /// tools, parameters and options give the same bytes, so the request of step n+1
     /// begins with step n's conversation (providers' prefix caches hit).
@@ -168,6 +181,35 @@ pub fn endpoint(api: ModelApi, base_url: &str) -> String {
         ModelApi::Chat => format!("{base_url}/chat/completions"),
         ModelApi::Responses => format!("{base_url}/responses"),
         ModelApi::Anthropic => format!("{base_url}/v1/messages"),
+    }
+}
+
+/// What an answer's blocks (Anthropic) or items (Responses) add up to.
+#[derive(Default)]
+struct Parts<'a> {
+    texts: Vec<&'a str>,
+    reasoning: Vec<&'a str>,
+    tool_calls: Vec<ToolCall>,
+    /// The passback items, in the answer's order.
+    items: Vec<Value>,
+    /// Whether an item must go back (a thinking block, a reasoning item).
+    opaque: bool,
+}
+
+impl Parts<'_> {
+    /// The neutral message: the texts joined, the reasoning texts one per line, the
+    /// passback when something must go back.
+    fn message(self, api: ModelApi) -> AssistantMessage {
+        let reasoning = self.reasoning.join("\n");
+        AssistantMessage {
+            content: (!self.texts.is_empty()).then(|| self.texts.concat()),
+            tool_calls: self.tool_calls,
+            reasoning: (!reasoning.is_empty()).then_some(reasoning),
+            passback: self.opaque.then_some(Passback {
+                api,
+                items: self.items,
+            }),
+        }
     }
 }
 

@@ -13,10 +13,10 @@
 //! when one is missing; item `status` is never sent.
 
 use delta_scenario::ModelApi;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::{WireRequest, function_parts};
-use crate::llm::message::{AssistantMessage, ChatMessage, Passback, ToolCall};
+use super::{Parts, WireRequest, function_parts};
+use crate::llm::message::{AssistantMessage, ChatMessage, ToolCall};
 use crate::llm::response::{ParsedBody, TokenUsage, count, error_text};
 use crate::llm::stream::{Data, data};
 
@@ -70,12 +70,7 @@ const NOT_SENT_BACK: [&str; 1] = ["status"];
 
 pub(super) fn body(request: &WireRequest<'_>) -> Value {
     let params = request.params;
-    let mut body: Map<String, Value> = params
-        .iter()
-        .filter(|(key, _)| !ENGINE_KEYS.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    body.insert("model".into(), request.model.into());
+    let mut body = request.passthrough(&ENGINE_KEYS);
     if let Some(max) = params.get("max_output_tokens").or(params.get("max_tokens")) {
         body.insert("max_output_tokens".into(), max.clone());
     }
@@ -263,24 +258,24 @@ pub(super) fn parse_body(body: &[u8]) -> Result<ParsedBody, String> {
     let output = response["output"]
         .as_array()
         .ok_or_else(|| "the response has no `output` array".to_owned())?;
-    let mut texts: Vec<&str> = Vec::new();
-    let mut summaries: Vec<&str> = Vec::new();
-    let mut tool_calls = Vec::new();
-    let mut items = Vec::new();
-    let mut reasoned = false;
+    let mut parts = Parts::default();
     for (index, item) in output.iter().enumerate() {
         match item["type"].as_str() {
             Some("message") => {
                 for part in item["content"].as_array().into_iter().flatten() {
                     match part["type"].as_str() {
                         Some("output_text") => {
-                            texts.push(part["text"].as_str().unwrap_or_default())
+                            parts.texts.push(part["text"].as_str().unwrap_or_default());
                         }
-                        Some("refusal") => texts.push(part["refusal"].as_str().unwrap_or_default()),
+                        Some("refusal") => {
+                            parts
+                                .texts
+                                .push(part["refusal"].as_str().unwrap_or_default());
+                        }
                         Some(_) | None => {}
                     }
                 }
-                items.push(json!({"type": "message"}));
+                parts.items.push(json!({"type": "message"}));
             }
             Some("function_call") => {
                 let call_id = item["call_id"]
@@ -289,19 +284,23 @@ pub(super) fn parse_body(body: &[u8]) -> Result<ParsedBody, String> {
                 let name = item["name"]
                     .as_str()
                     .ok_or_else(|| format!("output item {index} (function_call) has no name"))?;
-                tool_calls.push(ToolCall {
+                parts.tool_calls.push(ToolCall {
                     id: call_id.to_owned(),
                     name: name.to_owned(),
                     arguments: item["arguments"].as_str().unwrap_or("{}").to_owned(),
                 });
-                items.push(json!({"type": "function_call", "id": item["id"], "call_id": call_id}));
+                parts
+                    .items
+                    .push(json!({"type": "function_call", "id": item["id"], "call_id": call_id}));
             }
             Some("reasoning") => {
                 for summary in item["summary"].as_array().into_iter().flatten() {
-                    summaries.push(summary["text"].as_str().unwrap_or_default());
+                    parts
+                        .reasoning
+                        .push(summary["text"].as_str().unwrap_or_default());
                 }
-                items.push(item.clone());
-                reasoned = true;
+                parts.items.push(item.clone());
+                parts.opaque = true;
             }
             // Built-in tools' items: not the engine's to answer.
             Some(_) | None => {}
@@ -312,17 +311,8 @@ pub(super) fn parse_body(body: &[u8]) -> Result<ParsedBody, String> {
         ("incomplete", Some(reason)) => format!("incomplete: {reason}"),
         (status, _) => status.to_owned(),
     };
-    let summary = summaries.join("\n");
     Ok(ParsedBody {
-        message: AssistantMessage {
-            content: (!texts.is_empty()).then(|| texts.concat()),
-            tool_calls,
-            reasoning: (!summary.is_empty()).then_some(summary),
-            passback: reasoned.then_some(Passback {
-                api: ModelApi::Responses,
-                items,
-            }),
-        },
+        message: parts.message(ModelApi::Responses),
         usage: usage(&response["usage"]),
         model: response["model"].as_str().map(str::to_owned),
         truncated: status == "incomplete" && reason == Some("max_output_tokens"),
@@ -399,6 +389,9 @@ pub(super) fn text_piece(event: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
+
+    use crate::llm::message::Passback;
     use crate::llm::wire::WireOptions;
 
     fn request_body(messages: &[ChatMessage], params: &Map<String, Value>) -> Value {
