@@ -23,7 +23,7 @@ use budget::{Conversation, Part, cut_text, cut_to, fit};
 use tokens::BYTES_PER_TOKEN;
 
 use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
-use crate::journal::{Event, EventPayload, Thought};
+use crate::journal::{ActionStatus, Event, EventPayload, Thought};
 use crate::llm::{AssistantMessage, ChatMessage, ToolCall};
 use crate::process::{OutputPolicy, ProcessError, ProcessOptions, run_process};
 use crate::quote::command_line;
@@ -445,7 +445,8 @@ pub fn conversation(events: &[Event], max_iterations: Option<u32>) -> Vec<ChatMe
                 pending.open(thought);
             }
             EventPayload::ActionResult(result) => {
-                pending.answer(&result.tool_call_id, &result.observation_content);
+                let failed = result.status != ActionStatus::Success;
+                pending.answer(&result.tool_call_id, &result.observation_content, failed);
                 if pending.is_complete() {
                     pending.close(&mut messages);
                 }
@@ -498,14 +499,17 @@ fn assistant(thought: &Thought) -> ChatMessage {
     ChatMessage::Assistant(AssistantMessage {
         content,
         tool_calls: thought.tool_calls.iter().map(ToolCall::from).collect(),
+        reasoning: thought.reasoning.clone(),
+        passback: thought.passback.clone(),
     })
 }
 
 /// The tool calls of the last assistant message that still await their tool messages.
 #[derive(Default)]
 struct Pending {
-    /// Call ids in the model's order, each with its observation once journaled.
-    calls: Vec<(String, Option<String>)>,
+    /// Call ids in the model's order, each with its observation once journaled and
+    /// whether the call failed.
+    calls: Vec<(String, Option<(String, bool)>)>,
     /// System messages journaled while calls were pending.
     deferred: Vec<ChatMessage>,
 }
@@ -529,21 +533,27 @@ impl Pending {
 
     /// Records an observation; results for calls not pending (an id the last THOUGHT did
     /// not request) cannot be placed in a valid conversation and are left out.
-    fn answer(&mut self, tool_call_id: &str, observation: &str) {
+    fn answer(&mut self, tool_call_id: &str, observation: &str, failed: bool) {
         if let Some((_, answer)) = self
             .calls
             .iter_mut()
             .find(|(id, answer)| id == tool_call_id && answer.is_none())
         {
-            *answer = Some(observation.to_owned());
+            *answer = Some((observation.to_owned(), failed));
         }
     }
 
-    /// Emits the tool messages (synthesizing missing ones), then the deferred messages.
+    /// Emits the tool messages (synthesizing missing ones, which count as failed), then
+    /// the deferred messages.
     fn close(&mut self, messages: &mut Vec<ChatMessage>) {
         for (id, answer) in self.calls.drain(..) {
-            let content = answer.unwrap_or_else(|| NO_RESULT_RECORDED.to_owned());
-            messages.push(ChatMessage::tool(id, content));
+            let (content, is_error) =
+                answer.unwrap_or_else(|| (NO_RESULT_RECORDED.to_owned(), true));
+            messages.push(ChatMessage::Tool {
+                tool_call_id: id,
+                content,
+                is_error,
+            });
         }
         messages.append(&mut self.deferred);
     }
@@ -612,6 +622,8 @@ mod tests {
                 })
                 .collect(),
             reasoning: None,
+            passback: None,
+            usage: None,
         })
     }
 

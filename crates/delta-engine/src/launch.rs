@@ -39,7 +39,7 @@ use crate::engine::{
     Shutdown, Tree,
 };
 use crate::journal::FsyncPolicy;
-use crate::llm::{ChatModel, LlmClient, resolve_credentials};
+use crate::llm::{ChatModel, LlmClient, ModelApi, prices, resolve_credentials_for};
 use crate::output::RunResult;
 use crate::process::OutputPolicy;
 use crate::resume::{self, ContinueOptions, Entry, ResumeReport};
@@ -403,7 +403,7 @@ fn prepare_new(
         frontend.reuse_workspace(previous)
     })?;
     // A missing key fails here, before anything is created.
-    let (llm, output) = connect(&choice.env_dir(&agent.home), &agent.home)?;
+    let (llm, output) = connect(agent.llm.api, &choice.env_dir(&agent.home), &agent.home)?;
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
     // What the limits refuse (an unknown price, a bad schema) is refused before anything
     // is created; they are decided again below from the agent as reloaded.
@@ -491,7 +491,7 @@ fn prepare_continue(
     for warning in &agent.warnings {
         frontend.warning(warning);
     }
-    let (llm, output) = connect(&workspace, &agent.home)?;
+    let (llm, output) = connect(agent.llm.api, &workspace, &agent.home)?;
     let max_iterations = budget(max_iterations, &agent);
     let recorded_budget = recorded
         .budget
@@ -528,15 +528,16 @@ fn prepare_continue(
     })
 }
 
-/// The model a run talks to and what happens to the output of its processes: the
-/// credentials resolved once (`env_dir`'s `.env`, then the agent's, then the environment),
+/// The model a run talks to (through `api`) and what happens to the output of its
+/// processes: the credentials resolved once (`env_dir`'s `.env`, then the agent's, then the environment),
 /// the `DELTA_LLM_*` settings, and the output limit with the redactor of those credentials
 /// and the inherited key variables, which every writer of the run's files is handed.
 fn connect(
+    api: ModelApi,
     env_dir: &Path,
     agent_home: &Path,
 ) -> Result<(Arc<LlmClient>, OutputPolicy), LaunchError> {
-    let credentials = resolve_credentials(env_dir, agent_home, env_var)?;
+    let credentials = resolve_credentials_for(api, env_dir, agent_home, env_var)?;
     let settings = client_settings(env_var)?;
     let output = OutputPolicy::new(
         output_limit(env_var)?,
@@ -560,7 +561,7 @@ pub fn check_settings(
     max_cost_usd: Option<f64>,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<(), LaunchError> {
-    resolve_credentials(env_dir, &agent.home, &env)?;
+    resolve_credentials_for(agent.llm.api, env_dir, &agent.home, &env)?;
     client_settings(&env)?;
     output_limit(&env)?;
     FsyncPolicy::parse(env(crate::journal::FSYNC_ENV).as_deref()).map_err(LaunchError::Fsync)?;
@@ -609,21 +610,13 @@ impl AskedLimits {
 /// [`LaunchError::UnknownPrice`].
 pub fn check_cost_budget(agent: &Agent, max_cost_usd: Option<f64>) -> Result<(), LaunchError> {
     if max_cost_usd.is_some()
-        && crate::llm::cost_usd(&agent.llm.model, 0, 0, price(agent)).is_none()
+        && prices(agent.llm.api, &agent.llm.model, agent.llm.pricing).is_none()
     {
         return Err(LaunchError::UnknownPrice {
             model: agent.llm.model.clone(),
         });
     }
     Ok(())
-}
-
-/// agent.yaml's `llm.pricing` as the price table's override.
-fn price(agent: &Agent) -> Option<(f64, f64)> {
-    agent
-        .llm
-        .pricing
-        .map(|p| (p.input_per_million, p.output_per_million))
 }
 
 /// `--max-iterations`, else agent.yaml's, else [`DEFAULT_MAX_ITERATIONS`].

@@ -29,7 +29,9 @@ use crate::budget::Budget;
 use crate::engine::HumanInput;
 use crate::journal::{ActionResult, Event, EventPayload, JournalError};
 use crate::launch::{ChildAnswers, ChildModels, LaunchSpec, ReplayStart, Start};
-use crate::llm::{Answering, CallProgress, ChatModel, LlmError, completion_from_record};
+use crate::llm::{
+    Answering, CallProgress, ChatModel, LlmError, completion_from_record, conversation_keys,
+};
 use crate::run::{
     InteractionRequest, ReplayRef, RunId, RunPaths, RunStateError, RunStatus, read_metadata,
 };
@@ -304,15 +306,15 @@ impl ReplayModel {
         };
         let replayed: Value = serde_json::from_slice(body).unwrap_or_default();
         // Equal as sent is equal once masked: the masks are only needed when they differ.
-        let same = ["messages", "tools"]
+        let same = conversation_keys(call.api)
             .iter()
-            .all(|key| call.request.get(key) == replayed.get(key));
+            .all(|key| call.request.get(*key) == replayed.get(*key));
         let diff = if same {
             None
         } else {
             first_difference(
-                &request_view(&call.request, &self.masks, &state.reported),
-                &request_view(&replayed, &self.masks, &state.reported),
+                &request_view(call.api, &call.request, &self.masks, &state.reported),
+                &request_view(call.api, &replayed, &self.masks, &state.reported),
             )
         };
         if let Some(diff) = diff {
@@ -332,11 +334,13 @@ impl ReplayModel {
             )));
         }
         state.served = number;
-        completion_from_record(call.response.clone(), call.stream.clone()).map_err(|reason| {
-            replay_error(&format!(
-                "the recorded answer to request {number} is no completion: {reason}"
-            ))
-        })
+        completion_from_record(call.api, call.response.clone(), call.stream.clone()).map_err(
+            |reason| {
+                replay_error(&format!(
+                    "the recorded answer to request {number} is no completion: {reason}"
+                ))
+            },
+        )
     }
 
     /// Compares the replay's tool results not compared yet with the recorded ones. Only

@@ -19,7 +19,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::llm::{API_KEY_VARIABLES, Credentials};
+use crate::llm::{Credentials, KEY_VARIABLES};
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
@@ -63,7 +63,7 @@ impl Redactor {
     /// password in it), and the value of every API key variable in `env` (the process
     /// environment, which tools inherit), since any of them may be a live credential.
     pub fn for_run(credentials: &Credentials, env: impl Fn(&str) -> Option<String>) -> Self {
-        let inherited = API_KEY_VARIABLES.iter().filter_map(|name| env(name));
+        let inherited = KEY_VARIABLES.iter().filter_map(|name| env(name));
         let userinfo = url_userinfo(credentials.base_url()).map(str::to_owned);
         let password = userinfo
             .as_deref()
@@ -104,7 +104,7 @@ impl Redactor {
     /// The redactor of a run that uses no key of its own (`delta replay`): the value of
     /// every API key variable in `env`, which tools inherit.
     pub fn inherited(env: impl Fn(&str) -> Option<String>) -> Self {
-        Self::new(API_KEY_VARIABLES.iter().filter_map(|name| env(name)))
+        Self::new(KEY_VARIABLES.iter().filter_map(|name| env(name)))
     }
 
     /// Whether there is nothing to redact.

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use crate::journal::{
     ActionRequest, ActionResult, Event, EventPayload, JournalError, Thought, read_journal,
 };
+use crate::llm::ModelApi;
 use crate::run::{Metadata, RunId, RunPaths, RunStateError, Timestamp, open_run, read_metadata};
 
 /// What can go wrong reading a run back.
@@ -43,8 +44,14 @@ pub struct LlmCall {
     pub started_at: Option<Timestamp>,
     /// Wall time of the call, retries included.
     pub duration_ms: Option<u64>,
+    /// The API called (chat when the record names none).
+    pub api: Option<ModelApi>,
     /// Token counts the API reported.
     pub token_usage: Option<TokenUsage>,
+    /// The call's estimated cost in USD as the run counted it (`llm.pricing` and cached
+    /// tokens included), when it was known.
+    #[serde(rename = "cost_usd")]
+    pub recorded_cost_usd: Option<f64>,
     /// Why the model stopped (`stop`, `tool_calls`, `length`…).
     pub finish_reason: Option<String>,
     /// HTTP attempts made.
@@ -53,18 +60,20 @@ pub struct LlmCall {
     pub error: Option<String>,
     /// The run's iteration the call belongs to (counted over the run's life).
     pub iteration: Option<u32>,
-    /// The call's estimated cost in USD, priced when it was made.
-    pub cost_usd: Option<f64>,
 }
 
 /// `token_usage` of an invocation record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 pub struct TokenUsage {
-    /// Prompt tokens.
+    /// Prompt tokens, the cached and cache-written ones included.
     pub prompt_tokens: u64,
     /// Completion tokens.
     pub completion_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write_tokens: u64,
 }
 
 impl LlmCall {
@@ -74,21 +83,31 @@ impl LlmCall {
         self.response_model.as_deref().or(self.model.as_deref())
     }
 
-    /// Estimated cost in USD: as recorded when the call was made, else from the built-in
-    /// list prices (None when the model's price is unknown; a `pricing:` override of
-    /// agent.yaml is not seen then).
+    /// Estimated cost in USD: as the run counted it when the record says, else from the
+    /// built-in list prices (None when the model's price is unknown; a `pricing:` override
+    /// of agent.yaml is not seen then).
     #[must_use]
     pub fn cost_usd(&self) -> Option<f64> {
-        if self.cost_usd.is_some() {
-            return self.cost_usd;
+        if self.recorded_cost_usd.is_some() {
+            return self.recorded_cost_usd;
         }
         let usage = self.token_usage?;
-        crate::llm::cost_usd(
-            self.model.as_deref().or(self.response_model.as_deref())?,
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            None,
-        )
+        let model = self.model.as_deref().or(self.response_model.as_deref())?;
+        let prices = crate::llm::prices(self.api.unwrap_or_default(), model, None)?;
+        Some(prices.cost_usd(&usage.into()))
+    }
+}
+
+impl From<TokenUsage> for crate::llm::TokenUsage {
+    fn from(usage: TokenUsage) -> Self {
+        Self {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            total_tokens: usage.prompt_tokens + usage.completion_tokens,
+            cached_tokens: usage.cached_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            reasoning_tokens: None,
+        }
     }
 }
 
@@ -191,6 +210,12 @@ impl Trajectory {
     #[must_use]
     pub fn run_id(&self) -> &str {
         self.paths.run_id().as_str()
+    }
+
+    /// The record of invocation `invocation_id`, when it was read.
+    #[must_use]
+    pub fn llm_call(&self, invocation_id: &str) -> Option<&LlmCall> {
+        self.calls.get(invocation_id)
     }
 
     /// The LLM calls in journal order.

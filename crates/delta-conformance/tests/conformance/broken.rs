@@ -179,6 +179,8 @@ fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
         "mcp-stdio-tools",
         "mcp-timeout-is-an-observation",
         "mcp-tool-faults-are-observations",
+        "llm-anthropic-tool-loop",
+        "llm-responses-tool-loop",
         "subagents-ask-human-pauses-the-tree",
         "subagents-depth-cap-refused",
         "subagents-linked-metadata-and-roll-up",

@@ -144,8 +144,17 @@ impl TaskResult {
     /// Input plus output tokens.
     #[must_use]
     pub fn tokens(&self) -> (u64, u64) {
-        let get = |key: &str| self.usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-        (get("input_tokens"), get("output_tokens"))
+        (self.count("input_tokens"), self.count("output_tokens"))
+    }
+
+    /// Input tokens the provider read from its cache (part of the input tokens).
+    #[must_use]
+    pub fn cached_input_tokens(&self) -> u64 {
+        self.count("cached_input_tokens")
+    }
+
+    fn count(&self, key: &str) -> u64 {
+        self.usage.get(key).and_then(Value::as_u64).unwrap_or(0)
     }
 }
 
@@ -165,6 +174,10 @@ pub struct Summary {
     pub input_tokens: u64,
     /// Output tokens over the finished tasks.
     pub output_tokens: u64,
+    /// Input tokens the provider read from its cache, over the finished tasks (part of
+    /// `input_tokens`; left out when none were).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
     /// Estimated cost over the finished tasks, US dollars.
     pub cost_usd: f64,
     /// Median task duration (ms), over finished tasks.
@@ -322,6 +335,7 @@ pub fn is_completed(metadata: &Metadata) -> bool {
 pub fn summarize(manifest: &Manifest, results: &BTreeMap<String, TaskResult>) -> Summary {
     let mut by_status = BTreeMap::new();
     let (mut input_tokens, mut output_tokens, mut cost_usd) = (0, 0, 0.0);
+    let mut cached_input_tokens = 0;
     let mut durations = Vec::new();
     let mut finished = 0;
     for task in &manifest.tasks {
@@ -333,6 +347,7 @@ pub fn summarize(manifest: &Manifest, results: &BTreeMap<String, TaskResult>) ->
         let (input, output) = result.tokens();
         input_tokens += input;
         output_tokens += output;
+        cached_input_tokens += result.cached_input_tokens();
         cost_usd += result.cost_usd;
         durations.push(result.duration_ms);
     }
@@ -343,10 +358,15 @@ pub fn summarize(manifest: &Manifest, results: &BTreeMap<String, TaskResult>) ->
         pending: manifest.tasks.len() - finished,
         input_tokens,
         output_tokens,
+        cached_input_tokens,
         cost_usd,
         p50_duration_ms: percentile(&durations, 50),
         p95_duration_ms: percentile(&durations, 95),
     }
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// The nearest-rank percentile of sorted `values` (0 when empty).

@@ -13,7 +13,8 @@ use super::raw::{AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYaml, Subagent
 use super::suggest;
 use super::yaml::{self, TopLevelKeys};
 use crate::budget::{Budget, parse_duration};
-use crate::llm::{EXTRA_BODY_KEY, KNOWN_PARAMETERS};
+pub use crate::llm::Pricing;
+use crate::llm::{EXTRA_BODY_KEY, ModelApi, PromptCache, known_parameters};
 use crate::tool::ToolDef;
 
 /// The `llm:` section, validated.
@@ -29,18 +30,15 @@ pub struct LlmConfig {
     pub context_window: Option<u64>,
     /// Token prices for cost estimates; never sent to the API.
     pub pricing: Option<Pricing>,
+    /// The wire API the model is asked through.
+    pub api: ModelApi,
+    /// Whether the provider is asked to cache the prompt's prefix.
+    pub prompt_cache: PromptCache,
+    /// Chat only: assistant-message fields sent back on later requests.
+    pub reasoning_passback: Vec<String>,
     /// Every other key of `llm:`, and the entries of `llm.extra_body`, sent to the API
     /// unchanged.
     pub extra: Map<String, Value>,
-}
-
-/// Token prices per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pricing {
-    /// Price of one million prompt tokens.
-    pub input_per_million: f64,
-    /// Price of one million completion tokens.
-    pub output_per_million: f64,
 }
 
 /// agent.yaml checked on its own, before its imports, tools and sibling files are read.
@@ -290,10 +288,17 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigErr
     let pricing = match llm.pricing {
         None => None,
         Some(pricing) => {
+            let optional = [
+                &pricing.value.cached_input_per_million,
+                &pricing.value.cache_write_per_million,
+            ];
             for price in [
                 &pricing.value.input_per_million,
                 &pricing.value.output_per_million,
-            ] {
+            ]
+            .into_iter()
+            .chain(optional.into_iter().flatten())
+            {
                 if !(price.value.is_finite() && price.value >= 0.0) {
                     return Err(ConfigError::new(
                         file,
@@ -306,6 +311,8 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigErr
             Some(Pricing {
                 input_per_million: pricing.value.input_per_million.value,
                 output_per_million: pricing.value.output_per_million.value,
+                cached_input_per_million: pricing.value.cached_input_per_million.map(|p| p.value),
+                cache_write_per_million: pricing.value.cache_write_per_million.map(|p| p.value),
             })
         }
     };
@@ -321,12 +328,31 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigErr
                 ));
         }
     };
+    let api = llm.api.as_ref().map(|api| api.value).unwrap_or_default();
+    let reasoning_passback = match llm.reasoning_passback.take() {
+        None => Vec::new(),
+        Some(fields) if api != ModelApi::Chat => {
+            return Err(ConfigError::new(
+                file,
+                format!(
+                    "`llm.reasoning_passback` is for chat-completions servers; with `api: {api}` \
+                     the engine passes the reasoning back itself"
+                ),
+            )
+            .at(fields.referenced)
+            .help("remove `reasoning_passback`, or use `api: chat`"));
+        }
+        Some(fields) => fields.value,
+    };
+    thinking_budget(&llm.extra, llm.max_tokens.as_ref(), api, file)?;
+    let prompt_cache = llm.prompt_cache.as_ref().map(|cache| cache.value);
+    let known = known_parameters(api);
     if let Some(key) = llm
         .extra_keys
         .iter()
-        .find(|key| key.value != EXTRA_BODY_KEY && !KNOWN_PARAMETERS.contains(&key.value.as_str()))
+        .find(|key| key.value != EXTRA_BODY_KEY && !known.contains(&key.value.as_str()))
     {
-        return Err(unknown_llm_key(file, key));
+        return Err(unknown_llm_key(file, key, api));
     }
     let mut extra = llm.extra;
     extra.extend(extra_body);
@@ -336,18 +362,50 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigErr
         max_tokens: llm.max_tokens.map(|m| m.value),
         context_window: llm.context_window.map(|w| w.value),
         pricing,
+        api,
+        prompt_cache: prompt_cache.unwrap_or_default(),
+        reasoning_passback,
         extra,
     };
     Ok(config)
 }
 
-/// A key under `llm:` that is neither the engine's nor a known request parameter: most
-/// often a typo, which a server would reject or, worse, silently ignore. Parameters only a
-/// provider knows go under `llm.extra_body`, the section's extension namespace.
-fn unknown_llm_key(file: &Path, key: &Spanned<String>) -> ConfigError {
+/// Anthropic's rule (A-SDK `thinking_config_enabled_param.py`): `thinking.budget_tokens`
+/// below `max_tokens` when both are given, so the mistake is caught before a request.
+fn thinking_budget(
+    extra: &Map<String, Value>,
+    max_tokens: Option<&Spanned<u64>>,
+    api: ModelApi,
+    file: &Path,
+) -> Result<(), ConfigError> {
+    let budget = extra
+        .get("thinking")
+        .and_then(|thinking| thinking.get("budget_tokens"))
+        .and_then(Value::as_u64);
+    match (api, budget, max_tokens) {
+        (ModelApi::Anthropic, Some(budget), Some(max_tokens)) if budget >= max_tokens.value => {
+            Err(ConfigError::new(
+                file,
+                format!(
+                    "`thinking.budget_tokens` ({budget}) must be below `max_tokens` ({})",
+                    max_tokens.value
+                ),
+            )
+            .at(max_tokens.referenced)
+            .help("raise `max_tokens` above the thinking budget, or lower the budget"))
+        }
+        (ModelApi::Chat | ModelApi::Responses | ModelApi::Anthropic, _, _) => Ok(()),
+    }
+}
+
+/// A key under `llm:` that is neither the engine's nor a known request parameter of the
+/// agent's API: most often a typo, which a server would reject or, worse, silently ignore.
+/// Parameters only a provider knows go under `llm.extra_body`, the section's extension
+/// namespace.
+fn unknown_llm_key(file: &Path, key: &Spanned<String>, api: ModelApi) -> ConfigError {
     let engine = engine_llm_keys();
     let name = sanitize(&key.value);
-    let known = KNOWN_PARAMETERS
+    let known = known_parameters(api)
         .iter()
         .copied()
         .chain(engine.iter().map(String::as_str))
@@ -355,15 +413,24 @@ fn unknown_llm_key(file: &Path, key: &Spanned<String>) -> ConfigError {
     let suggestion = suggest::closest(&name, known)
         .map(|best| format!("; did you mean `{best}`?"))
         .unwrap_or_default();
+    let (what, parameters) = match api {
+        ModelApi::Chat => (
+            "a request parameter the engine knows".to_owned(),
+            "OpenAI's chat-completions parameters".to_owned(),
+        ),
+        ModelApi::Responses | ModelApi::Anthropic => (
+            format!("a request parameter of the `{api}` API the engine knows"),
+            format!("the `{api}` API's request parameters"),
+        ),
+    };
     ConfigError::new(
         file,
-        format!("unknown key `llm.{name}`: not a request parameter the engine knows{suggestion}"),
+        format!("unknown key `llm.{name}`: not {what}{suggestion}"),
     )
     .at(key.referenced)
     .help(format!(
-        "`llm:` takes the engine's keys ({}) and OpenAI's chat-completions parameters; put a \
-         parameter only your provider knows under `llm.{EXTRA_BODY_KEY}`, which is sent as \
-         written",
+        "`llm:` takes the engine's keys ({}) and {parameters}; put a parameter only your \
+         provider knows under `llm.{EXTRA_BODY_KEY}`, which is sent as written",
         engine.join(", ")
     ))
 }

@@ -16,6 +16,7 @@ use serde_saphyr::Spanned;
 
 use super::names::{HookName, OnMissing};
 use super::yaml::KeyedMap;
+use crate::llm::{ModelApi, PromptCache};
 use crate::tool::ToolDef;
 
 /// An agent definition: `agent.yaml` in the agent directory (`config.yaml` is the
@@ -104,7 +105,23 @@ pub struct LlmYaml {
     /// Prices used to estimate a run's cost. Never sent to the API.
     #[schemars(with = "Option<PricingYaml>")]
     pub pricing: Option<Spanned<PricingYaml>>,
-    /// Other request parameters, passed through unchanged.
+    /// The wire API the model is asked through: `chat` (OpenAI chat completions and every
+    /// compatible server, the default), `responses` (OpenAI's Responses API) or
+    /// `anthropic` (Anthropic's Messages API). Never sent to the API.
+    #[schemars(with = "Option<ModelApi>")]
+    pub api: Option<Spanned<ModelApi>>,
+    /// Whether to ask the provider to cache the prompt's prefix: `auto` (the default;
+    /// Anthropic `cache_control` breakpoints, a `prompt_cache_key` per run for Responses
+    /// and for chat at api.openai.com) or `off`. Never sent to the API.
+    #[schemars(with = "Option<PromptCache>")]
+    pub prompt_cache: Option<Spanned<PromptCache>>,
+    /// Chat only: the assistant-message fields a server needs back on later requests,
+    /// e.g. `[reasoning_content]` for DeepSeek's thinking mode, `[reasoning_details]` for
+    /// OpenRouter, `[thinking_blocks]` for LiteLLM in front of Claude. Never sent as such.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub reasoning_passback: Option<Spanned<Vec<String>>>,
+    /// Other request parameters, passed through unchanged (with `api: anthropic`,
+    /// `thinking`; with `api: responses`, `reasoning`; each in the API's own shape).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
     /// Where each key of `extra` was written, for errors about it.
@@ -133,6 +150,11 @@ impl<'de> Deserialize<'de> for LlmYaml {
                         "max_tokens" => llm.max_tokens = Some(map.next_value()?),
                         "context_window" => llm.context_window = Some(map.next_value()?),
                         "pricing" => llm.pricing = Some(map.next_value()?),
+                        "api" => llm.api = Some(map.next_value()?),
+                        "prompt_cache" => llm.prompt_cache = Some(map.next_value()?),
+                        "reasoning_passback" => {
+                            llm.reasoning_passback = Some(map.next_value()?);
+                        }
                         _ => {
                             let value = map.next_value::<Value>()?;
                             llm.extra.insert(key, value);
@@ -158,6 +180,18 @@ pub struct PricingYaml {
     /// Price of one million completion (output) tokens.
     #[schemars(with = "f64", range(min = 0.0))]
     pub output_per_million: Spanned<f64>,
+    /// Price of one million prompt tokens read from the provider's cache. Default: 0.1 ×
+    /// the input price with `api: anthropic`; otherwise the input price (no discount
+    /// assumed, so the cost is an upper bound).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>", range(min = 0.0))]
+    pub cached_input_per_million: Option<Spanned<f64>>,
+    /// Price of one million prompt tokens written to the provider's cache. Default: 1.25 ×
+    /// the input price with `api: anthropic` (five-minute writes); otherwise the input
+    /// price.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>", range(min = 0.0))]
+    pub cache_write_per_million: Option<Spanned<f64>>,
 }
 
 /// `subagents:` in agent.yaml: how deep and how wide the tree of sub-agents may grow.

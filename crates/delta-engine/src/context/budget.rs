@@ -312,6 +312,8 @@ mod tests {
                         arguments: "{}".to_owned(),
                     })
                     .collect(),
+                passback: None,
+                usage: None,
             }));
             for (id, result) in ids.iter().zip(&cycle.results) {
                 if cycle.notice {

@@ -130,10 +130,13 @@ impl Observer for EngineLog {
                 tool_calls,
             } => self.info(&format!(
                 "invocation {invocation_id}: answered in {} ms after {} attempt(s); tokens in \
-                 {} out {}; {tool_calls} tool call(s)",
+                 {}{} out {}; {tool_calls} tool call(s)",
                 elapsed.as_millis(),
                 retries + 1,
                 usage.map_or(0, |u| u.prompt_tokens),
+                usage
+                    .filter(|u| u.cached_tokens > 0)
+                    .map_or_else(String::new, |u| format!(" ({} cached)", u.cached_tokens)),
                 usage.map_or(0, |u| u.completion_tokens),
             )),
             EngineEvent::ToolFinished {

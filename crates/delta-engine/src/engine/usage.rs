@@ -4,50 +4,37 @@
 //! still counts, and budgets are never under-counted after a crash.
 
 use crate::config::LlmConfig;
-use crate::llm::cost_usd;
+use crate::llm::{CallUsage, TokenUsage, prices};
 use crate::run::{Metadata, RunPaths, Usage};
 use crate::trajectory::{LlmCall, read_calls};
 
-/// The estimated cost of `input` and `output` tokens of `model`, with `llm.pricing` when
-/// given; 0 with the note saying why when no price is known.
+/// The estimated cost of a call of `model` with `usage` (`llm.pricing` when given, cached
+/// tokens at their price), and the note to keep in the run's usage when the estimate is
+/// 0 or an upper bound. `None` when no price is known.
 pub(super) fn price(
     llm: &LlmConfig,
     model: &str,
-    input: u64,
-    output: u64,
-) -> (f64, Option<String>) {
-    let pricing = llm
-        .pricing
-        .map(|p| (p.input_per_million, p.output_per_million));
-    match cost_usd(model, input, output, pricing) {
-        Some(cost) => (cost, None),
+    usage: &TokenUsage,
+) -> (Option<f64>, Option<String>) {
+    match prices(llm.api, model, llm.pricing) {
+        Some(prices) => {
+            let note = (usage.cached_tokens > 0 && !prices.cached_known).then(|| {
+                format!(
+                    "the server reported cached input tokens, counted at the full input price \
+                     of '{model}' as its cached price is not known; set \
+                     llm.pricing.cached_input_per_million in agent.yaml to estimate them"
+                )
+            });
+            (Some(prices.cost_usd(usage)), note)
+        }
         None => (
-            0.0,
+            None,
             Some(format!(
                 "no price is known for model '{model}', so its cost is counted as 0; set \
                  llm.pricing (input_per_million, output_per_million) in agent.yaml to \
                  estimate it"
             )),
         ),
-    }
-}
-
-/// Adds one answered call of `model` to `usage`: its tokens at `cost` (None when the
-/// server reported no usable counts: a call, never 0 tokens), and the note of a cost
-/// that could not be estimated.
-pub(super) fn add_call(
-    usage: &mut Usage,
-    model: &str,
-    tokens: Option<(u64, u64)>,
-    cost: f64,
-    note: Option<String>,
-) {
-    match tokens {
-        Some((input, output)) => usage.record(model, input, output, cost),
-        None => usage.record_unknown(model),
-    }
-    if note.is_some() {
-        usage.cost_note = note;
     }
 }
 
@@ -67,15 +54,22 @@ pub(super) fn rebuild(paths: &RunPaths, metadata: &mut Metadata, llm: &LlmConfig
     let mut rebuilt = Usage::default();
     for call in &calls {
         let model = call.model.as_deref().unwrap_or(&llm.model);
-        let tokens = call
-            .token_usage
-            .map(|usage| (usage.prompt_tokens, usage.completion_tokens));
-        let (cost, note) = match (call.cost_usd, tokens) {
-            (Some(cost), _) => (cost, None),
-            (None, Some((input, output))) => price(llm, model, input, output),
-            (None, None) => (0.0, None),
+        let Some(tokens) = call.token_usage else {
+            rebuilt.record_unknown(model);
+            continue;
         };
-        add_call(&mut rebuilt, model, tokens, cost, note);
+        let tokens = TokenUsage::from(tokens);
+        let cost = match call.recorded_cost_usd {
+            Some(cost) => Some(cost),
+            None => {
+                let (cost, note) = price(llm, model, &tokens);
+                if note.is_some() {
+                    rebuilt.cost_note = note;
+                }
+                cost
+            }
+        };
+        rebuilt.record_call(model, &CallUsage::from(tokens), cost.unwrap_or(0.0));
     }
     let count = |usage: &Usage| usage.model_usage.values().map(|m| m.calls).sum::<u64>();
     let mut changed = false;

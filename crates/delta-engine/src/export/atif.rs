@@ -179,6 +179,12 @@ fn document(
     let mut final_metrics = Map::new();
     final_metrics.insert("total_prompt_tokens".into(), json!(usage.input_tokens));
     final_metrics.insert("total_completion_tokens".into(), json!(usage.output_tokens));
+    if usage.cached_input_tokens > 0 {
+        final_metrics.insert(
+            "total_cached_tokens".into(),
+            json!(usage.cached_input_tokens),
+        );
+    }
     final_metrics.insert("total_cost_usd".into(), json!(usage.total_cost_usd));
     final_metrics.insert("total_steps".into(), json!(steps.len()));
     final_metrics.insert(
@@ -389,6 +395,10 @@ fn answer_step(
         if let Some(usage) = call.token_usage {
             metrics.insert("prompt_tokens".into(), json!(usage.prompt_tokens));
             metrics.insert("completion_tokens".into(), json!(usage.completion_tokens));
+            // ATIF's `prompt_tokens` includes the cached ones, as the engine's does.
+            if usage.cached_tokens > 0 {
+                metrics.insert("cached_tokens".into(), json!(usage.cached_tokens));
+            }
         }
         if let Some(cost) = call.cost_usd() {
             metrics.insert("cost_usd".into(), json!(cost));

@@ -582,7 +582,13 @@ fn ingest_override(output: &Path, redactor: &Redactor) -> Result<HookEffect, Hoo
                 .to_owned(),
         ));
     };
-    if !fields.get("messages").is_some_and(Value::is_array) {
+    // The conversation of every API the engine speaks: `messages` (chat, Anthropic) or the
+    // Responses API's `input`.
+    let conversation = fields.get("messages").is_some_and(Value::is_array)
+        || fields
+            .get("input")
+            .is_some_and(|input| input.is_array() || input.is_string());
+    if !conversation {
         return Err(invalid(
             "it has no \"messages\" array; start from input/payload.dat and change what you need"
                 .to_owned(),

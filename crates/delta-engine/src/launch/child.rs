@@ -279,7 +279,7 @@ pub(super) fn prepare_child(
             OutputPolicy::new(output_limit(env_var)?, Redactor::inherited(env_var)),
         ),
         None => {
-            let (llm, output) = connect(&workspace, &agent.home)?;
+            let (llm, output) = connect(agent.llm.api, &workspace, &agent.home)?;
             (llm, output)
         }
     };

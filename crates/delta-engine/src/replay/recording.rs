@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::ReplayError;
 use crate::journal::{ActionStatus, EventPayload, SubagentRef, read_journal};
+use crate::llm::ModelApi;
 use crate::run::{Metadata, RunId, RunPaths, open_run, read_metadata};
 
 /// One LLM call of the recording: what the engine sent and what the model answered.
@@ -16,6 +17,9 @@ use crate::run::{Metadata, RunId, RunPaths, open_run, read_metadata};
 pub struct RecordedCall {
     /// The seq of the THOUGHT the answer became.
     pub seq: u64,
+    /// The API it was made to (the invocation record's `api`; chat when it names none,
+    /// as runs recorded before there were others).
+    pub api: ModelApi,
     /// `request.json`, parsed.
     pub request: Value,
     /// `response.json`, as recorded.
@@ -162,8 +166,14 @@ fn recorded_call(
     })?;
     let response = read(paths.invocation_response(invocation))?;
     let stream = std::fs::read(paths.invocation_stream(invocation)).ok();
+    let api = std::fs::read(paths.invocation_metadata(invocation))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .and_then(|record| serde_json::from_value(record["api"].clone()).ok())
+        .unwrap_or_default();
     Ok(RecordedCall {
         seq,
+        api,
         request,
         response,
         stream,

@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::tree::{CalledBy, ChildRef, Subtree};
 use super::{ProcessIdentity, RunId, RunStateError, Timestamp, write_json};
 use crate::budget::{BudgetReport, Exceeded};
+use crate::llm::CallUsage;
 use crate::secrets::Redactor;
 
 /// Version of the `metadata.json` layout written by this engine.
@@ -283,6 +284,12 @@ pub struct ModelUsage {
     pub input_tokens: u64,
     /// Completion tokens, as the API reported them.
     pub output_tokens: u64,
+    /// Prompt tokens the provider read from its cache (part of `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Prompt tokens the provider wrote to its cache (part of `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     /// Estimated cost in US dollars (0 when the model's price is unknown).
     pub cost_usd: f64,
     /// Calls whose response reported no usable token counts: the totals leave them out.
@@ -293,10 +300,19 @@ pub struct ModelUsage {
 /// Token and cost totals of a run, overall and per model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
-    /// Prompt tokens over all calls.
+    /// Prompt tokens over all calls, those read from and written to the provider's cache
+    /// included.
     pub input_tokens: u64,
     /// Completion tokens over all calls.
     pub output_tokens: u64,
+    /// Prompt tokens the provider read from its cache, over all calls (part of
+    /// `input_tokens`; 0, and left out, when none were).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Prompt tokens the provider wrote to its cache, over all calls (part of
+    /// `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     /// Estimated cost over all calls, in US dollars.
     pub total_cost_usd: f64,
     /// The same totals per model name.
@@ -315,15 +331,29 @@ fn is_zero(count: &u64) -> bool {
 }
 
 impl Usage {
-    /// Adds one LLM call of `model` to the totals.
+    /// Adds one LLM call of `model` to the totals, none of its tokens cached.
     pub fn record(&mut self, model: &str, input_tokens: u64, output_tokens: u64, cost_usd: f64) {
-        self.input_tokens += input_tokens;
-        self.output_tokens += output_tokens;
+        let usage = CallUsage {
+            input_tokens,
+            output_tokens,
+            ..CallUsage::default()
+        };
+        self.record_call(model, &usage, cost_usd);
+    }
+
+    /// Adds one LLM call of `model` with `usage` and `cost_usd` to the totals.
+    pub fn record_call(&mut self, model: &str, usage: &CallUsage, cost_usd: f64) {
+        self.input_tokens += usage.input_tokens;
+        self.output_tokens += usage.output_tokens;
+        self.cached_input_tokens += usage.cached_input_tokens;
+        self.cache_write_tokens += usage.cache_write_tokens;
         self.total_cost_usd += cost_usd;
         let entry = self.model_usage.entry(model.to_owned()).or_default();
         entry.calls += 1;
-        entry.input_tokens += input_tokens;
-        entry.output_tokens += output_tokens;
+        entry.input_tokens += usage.input_tokens;
+        entry.output_tokens += usage.output_tokens;
+        entry.cached_input_tokens += usage.cached_input_tokens;
+        entry.cache_write_tokens += usage.cache_write_tokens;
         entry.cost_usd += cost_usd;
     }
 

@@ -156,7 +156,12 @@ pub fn run_page(trajectory: &Trajectory, link_base: &str, content: Content) -> S
         ),
         (
             "Tokens in / out",
-            format!("{} / {}", usage.input_tokens, usage.output_tokens),
+            format!(
+                "{}{} / {}",
+                usage.input_tokens,
+                cached_text(usage.cached_input_tokens),
+                usage.output_tokens
+            ),
             "",
         ),
         ("Cost", cost_text(usage.total_cost_usd), ""),
@@ -433,8 +438,10 @@ fn iteration_section(html: &mut String, iteration: &Iteration<'_>, page: &Page<'
             if let Some(usage) = call.token_usage {
                 let _ = write!(
                     html,
-                    " · <span class=\"usage\">{} in / {} out tokens</span>",
-                    usage.prompt_tokens, usage.completion_tokens
+                    " · <span class=\"usage\">{} in{} / {} out tokens</span>",
+                    usage.prompt_tokens,
+                    cached_text(usage.cached_tokens),
+                    usage.completion_tokens
                 );
             }
             if let Some(cost) = call.cost_usd() {
@@ -741,4 +748,13 @@ fn folded(html: &mut String, label: &str, text: &str, full: Option<&str>) {
         chars - HEAD_CHARS - TAIL_CHARS,
         esc(&tail)
     );
+}
+
+/// ` (1,024 cached)` after an input token count, when the provider cached some.
+fn cached_text(cached: u64) -> String {
+    if cached == 0 {
+        String::new()
+    } else {
+        format!(" ({cached} cached)")
+    }
 }

@@ -308,8 +308,13 @@ impl Observer for StreamRenderer {
                 let tokens = usage.map_or_else(
                     || "no token counts".to_owned(),
                     |u| {
+                        let cached = if u.cached_tokens > 0 {
+                            format!(" ({} cached)", u.cached_tokens)
+                        } else {
+                            String::new()
+                        };
                         format!(
-                            "{} tokens in / {} out",
+                            "{} tokens in{cached} / {} out",
                             u.prompt_tokens, u.completion_tokens
                         )
                     },

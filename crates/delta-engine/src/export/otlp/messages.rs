@@ -200,6 +200,8 @@ mod tests {
                 arguments: "{\"d\": \".\"}".into(),
             }],
             reasoning: None,
+            passback: None,
+            usage: None,
         };
         let call = LlmCall {
             finish_reason: Some("tool_calls".into()),

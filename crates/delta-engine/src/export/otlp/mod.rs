@@ -29,13 +29,12 @@ pub use send::{
 
 use super::Content;
 use crate::journal::{ActionStatus, Event, EventPayload, Thought};
+use crate::llm::ModelApi;
 use crate::run::{RunStatus, Timestamp};
 use crate::trajectory::{LlmCall, ToolStep, Trajectory};
 
 /// The instrumentation scope and `service.name`.
 const SERVICE: &str = "delta-engine";
-/// `gen_ai.provider.name`: the engine speaks OpenAI's chat-completions API.
-const PROVIDER: &str = "openai";
 
 /// The `ExportTraceServiceRequest` of `trajectory`.
 #[must_use]
@@ -119,13 +118,17 @@ fn root_span(trajectory: &Trajectory, ids: &Ids, root_id: &[u8], content: Conten
         string("gen_ai.agent.name", &metadata.agent_name),
         string("gen_ai.agent.id", trajectory.run_id()),
         string("gen_ai.conversation.id", trajectory.run_id()),
-        string("gen_ai.provider.name", PROVIDER),
+        string("gen_ai.provider.name", provider(trajectory)),
         int("gen_ai.usage.input_tokens", metadata.usage.input_tokens),
         int("gen_ai.usage.output_tokens", metadata.usage.output_tokens),
         string("delta.run.status", metadata.status.as_str()),
         int("delta.run.iterations", u64::from(metadata.iterations)),
         double("delta.run.cost_usd", metadata.usage.total_cost_usd),
     ];
+    attributes.extend(cache_attributes(
+        metadata.usage.cached_input_tokens,
+        metadata.usage.cache_write_tokens,
+    ));
     if let Some(model) = trajectory.model() {
         attributes.push(string("gen_ai.request.model", model));
     }
@@ -190,7 +193,7 @@ fn chat_span(
     };
     let mut attributes = vec![
         string("gen_ai.operation.name", "chat"),
-        string("gen_ai.provider.name", PROVIDER),
+        string("gen_ai.provider.name", provider(trajectory)),
         string("gen_ai.request.model", model),
         string("gen_ai.conversation.id", trajectory.run_id()),
     ];
@@ -205,6 +208,10 @@ fn chat_span(
         if let Some(usage) = call.token_usage {
             attributes.push(int("gen_ai.usage.input_tokens", usage.prompt_tokens));
             attributes.push(int("gen_ai.usage.output_tokens", usage.completion_tokens));
+            attributes.extend(cache_attributes(
+                usage.cached_tokens,
+                usage.cache_write_tokens,
+            ));
         }
         let request = messages::read_request(&trajectory.paths, &call.invocation_id);
         if let Some(request) = &request {
@@ -288,7 +295,7 @@ fn tool_span(
     let request = tool.request;
     let mut attributes = vec![
         string("gen_ai.operation.name", "execute_tool"),
-        string("gen_ai.provider.name", PROVIDER),
+        string("gen_ai.provider.name", provider(trajectory)),
         string("gen_ai.tool.name", &request.tool_name),
         string("gen_ai.tool.call.id", &request.tool_call_id),
         string("gen_ai.tool.type", "function"),
@@ -537,5 +544,28 @@ mod tests {
         for bad in ["", "00000000000000000000000000000000", "xyz", "0123"] {
             assert_eq!(parse_hex16(bad), None, "{bad}");
         }
+    }
+}
+
+/// OpenTelemetry's GenAI cache attributes (`gen_ai.usage.cache_read.input_tokens`,
+/// `gen_ai.usage.cache_creation.input_tokens`, both part of `gen_ai.usage.input_tokens`),
+/// when the provider cached anything.
+fn cache_attributes(read: u64, written: u64) -> Vec<KeyValue> {
+    let mut attributes = Vec::new();
+    if read > 0 {
+        attributes.push(int("gen_ai.usage.cache_read.input_tokens", read));
+    }
+    if written > 0 {
+        attributes.push(int("gen_ai.usage.cache_creation.input_tokens", written));
+    }
+    attributes
+}
+
+/// `gen_ai.provider.name`: `anthropic` for runs through Anthropic's API, else `openai`
+/// (chat completions and Responses are OpenAI's APIs, whichever server offers them).
+fn provider(trajectory: &Trajectory) -> &'static str {
+    match trajectory.llm_calls().find_map(|call| call.api) {
+        Some(ModelApi::Anthropic) => "anthropic",
+        Some(ModelApi::Chat | ModelApi::Responses) | None => "openai",
     }
 }

@@ -120,7 +120,7 @@ pub fn export(trajectory: &Trajectory, options: &Options) -> Result<Exported, Sc
         level: Some(Level::Extension),
         decision: Some(DECISION.to_string()),
         agent: Some(name.clone()),
-        mock_profile: options.mock_profile,
+        mock_profile: mock_profile(trajectory, options.mock_profile),
         mock: Some(mock),
         files: workspace.setup_files(),
         steps,
@@ -239,6 +239,19 @@ fn yaml(doc: &Scenario<Script>, run_id: &str) -> Result<String, ScenarioError> {
         }
     };
     Ok(format!("{header}{body}"))
+}
+
+/// The profile asked for, unless the run's answers came through another API: then that
+/// API's own service (the default `openai` profile cannot serve an Anthropic run).
+fn mock_profile(trajectory: &Trajectory, asked: MockProfile) -> MockProfile {
+    let api = trajectory
+        .llm_calls()
+        .find_map(|call| call.api)
+        .unwrap_or_default();
+    match asked.api() {
+        Some(served) if served != api => MockProfile::of_api(api),
+        Some(_) | None => asked,
+    }
 }
 
 #[cfg(test)]

@@ -340,6 +340,28 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         Run(""),
     ),
     (
+        "docs/model-servers.md",
+        "export DELTA_BASE_URL=https://openrouter.ai/api/v1",
+        Run(""),
+    ),
+    (
+        "docs/model-servers.md",
+        "litellm --config litellm.yaml",
+        Skip(
+            "needs LiteLLM and a provider's key; crates/delta/tests/it/e2e/servers.rs runs the page's llm: sections against mock-llm --strict",
+        ),
+    ),
+    (
+        "docs/model-servers.md",
+        "export DELTA_BASE_URL=https://api.deepseek.com",
+        Run(""),
+    ),
+    (
+        "docs/model-servers.md",
+        "export ANTHROPIC_API_KEY=sk-ant-...",
+        Run(""),
+    ),
+    (
         "docs/mcp.md",
         "mkdir -p mcp-demo && cd mcp-demo",
         Skip(

@@ -2,6 +2,7 @@
 //! throw-away directories. What is checked is what a user or orchestrator can see: exit
 //! codes, stdout, stderr, and the files under `.delta/`.
 
+mod apis;
 mod concurrency;
 mod context_window;
 mod credentials_on_disk;

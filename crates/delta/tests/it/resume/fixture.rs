@@ -78,6 +78,8 @@ pub fn thought(calls: Vec<ToolCall>) -> EventPayload {
         llm_invocation_ref: "inv-1".to_owned(),
         reasoning: None,
         tool_calls: calls,
+        passback: None,
+        usage: None,
     })
 }
 

@@ -707,6 +707,8 @@ fn a_final_answer_journaled_before_the_process_died_completes_the_run() {
             llm_invocation_ref: "inv-9".to_owned(),
             tool_calls: vec![],
             reasoning: None,
+            passback: None,
+            usage: None,
         },
     )]);
     let before = f.events().len();

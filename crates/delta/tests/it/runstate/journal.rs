@@ -100,6 +100,8 @@ fn every_event_type_round_trips_with_its_documented_shape() {
                 name: "ls".to_owned(),
                 arguments: "{\"dir\": \".\"".to_owned(),
             }],
+            passback: None,
+            usage: None,
         }),
     };
     let json = serde_json::to_value(&event).unwrap();
@@ -633,6 +635,8 @@ fn crash_repair_finds_dangling_requests_and_unanswered_tool_calls() {
                     arguments: "{}".to_owned(),
                 })
                 .collect(),
+            passback: None,
+            usage: None,
         })
     };
     let payloads = [

@@ -36,6 +36,8 @@ fn written_events_metadata_and_requests_validate_against_their_schemas() {
                 name: "ask_human".to_owned(),
                 arguments: "{\"prompt\":\"ok?\"}".to_owned(),
             }],
+            passback: None,
+            usage: None,
         }),
         EventPayload::ActionRequest(ActionRequest {
             action_id: "a1".to_owned(),

@@ -1,59 +1,56 @@
-//! Strict profiles: chat requests validated the way a real OpenAI-compatible server
-//! validates them, and rejected with the status and error body that server sends.
+//! Chat completions validated the way a real OpenAI-compatible server validates them,
+//! and rejected with the status and error body that server sends.
 //!
 //! Each rule below was read from the server's own request models (see
 //! docs/model-servers.md for the sources): OpenAI's documented API, llama-cpp-python
 //! 0.3.x (`llama_cpp/server/types.py`, `llama_cpp/llama_types.py`, the
-//! `chatml-function-calling` chat format), vLLM (`vllm/entrypoints/openai/protocol.py`)
-//! and Ollama (`openai/openai.go`, `middleware/openai.go`). A lenient mock lets a client
-//! bug through that a real server refuses; these profiles refuse it too.
+//! `chatml-function-calling` chat format), vLLM (`vllm/entrypoints/openai/protocol.py`),
+//! Ollama (`openai/openai.go`, `middleware/openai.go`) and DeepSeek (its thinking-mode
+//! guide; digest §C1, §D3). A lenient mock lets a client bug through that a real server
+//! refuses; these profiles refuse it too.
 
-use delta_scenario::MockProfile;
 use serde_json::{Map, Value, json};
 
-/// Request validation as a [`MockProfile`]'s server does it. A lenient profile accepts
-/// every request; the strict ones answer as their server does:
-///
-/// - `openai` (api.openai.com): 400 `invalid_request_error`, unknown parameters refused,
-///   tool messages must answer the preceding assistant's tool calls;
-/// - `llama-cpp` (llama-cpp-python's server with `--chat_format
-///   chatml-function-calling`): a request its pydantic models refuse is answered HTTP 500
-///   `internal_server_error`; tools are offered to the model only when `tool_choice` is set;
-/// - `vllm` (started with `--enable-auto-tool-choice --tool-call-parser …`): 400
-///   `BadRequestError`;
-/// - `ollama` (its `/v1` layer): 400 `invalid_request_error`; tool-call arguments must be
-///   a JSON object; content may be null only beside tool calls.
-pub trait StrictProfile {
-    /// Checks a parsed request body; `Err` is the answer the real server gives.
-    ///
-    /// # Errors
-    /// The [`Rejection`] the server answers the request with.
-    fn check(self, body: &Value) -> Result<(), Rejection>;
+use super::{Issue, Rejection, issue, kind, missing};
+
+/// The chat server a strict chat profile reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChatServer {
+    /// api.openai.com: 400 `invalid_request_error`, unknown parameters refused, tool
+    /// messages must answer the preceding assistant's tool calls.
+    Openai,
+    /// llama-cpp-python's server with `--chat_format chatml-function-calling`: a request
+    /// its pydantic models refuse is answered HTTP 500 `internal_server_error`; tools are
+    /// offered to the model only when `tool_choice` is set.
+    LlamaCpp,
+    /// vLLM started with `--enable-auto-tool-choice --tool-call-parser …`: 400
+    /// `BadRequestError`.
+    Vllm,
+    /// Ollama's `/v1` layer: 400 `invalid_request_error`; tool-call arguments must be a
+    /// JSON object; content may be null only beside tool calls.
+    Ollama,
+    /// DeepSeek in thinking mode (its default): OpenAI's rules, its own parameters
+    /// (`thinking`) taken, and an assistant turn with tool calls must carry its
+    /// `reasoning_content` back.
+    Deepseek,
+}
+
+impl ChatServer {
+    /// OpenAI's own rules, which DeepSeek's API follows too.
+    fn openai_like(self) -> bool {
+        matches!(self, ChatServer::Openai | ChatServer::Deepseek)
+    }
 
     /// Whether the model gets to see the request's tools. llama-cpp-python's
     /// `chatml-function-calling` renders the tools into the prompt only when
     /// `tool_choice` is set and is not `"none"`: without it the model never calls one.
-    fn offers_tools(self, body: &Value) -> bool;
-}
-
-impl StrictProfile for MockProfile {
-    fn check(self, body: &Value) -> Result<(), Rejection> {
-        // A lenient mock checks nothing, not even what every server demands (a JSON
-        // object with `messages` …). The rules' matches group `Lenient` with the most
-        // permissive server only because a match names every profile.
-        if self == MockProfile::Lenient {
-            return Ok(());
-        }
-        validate(self, body).map_err(|issue| reject(self, issue))
-    }
-
-    fn offers_tools(self, body: &Value) -> bool {
+    pub(crate) fn offers_tools(self, body: &Value) -> bool {
         let has_tools = body
             .get("tools")
             .and_then(Value::as_array)
             .is_some_and(|tools| !tools.is_empty());
         match self {
-            MockProfile::LlamaCpp => {
+            ChatServer::LlamaCpp => {
                 has_tools
                     && match body.get("tool_choice") {
                         Some(Value::String(mode)) => mode != "none",
@@ -61,25 +58,34 @@ impl StrictProfile for MockProfile {
                         Some(_) | None => false,
                     }
             }
-            MockProfile::Openai
-            | MockProfile::Vllm
-            | MockProfile::Ollama
-            | MockProfile::Lenient => has_tools,
+            ChatServer::Openai | ChatServer::Vllm | ChatServer::Ollama | ChatServer::Deepseek => {
+                has_tools
+            }
         }
+    }
+
+    /// Checks a parsed request body; `Err` is the answer the real server gives.
+    pub(crate) fn check(self, body: &Value) -> Result<(), Rejection> {
+        validate(self, body).map_err(|issue| reject(self, issue))
     }
 }
 
 /// The status and body `profile`'s server answers a refused request with.
-fn reject(profile: MockProfile, issue: Issue) -> Rejection {
+fn reject(profile: ChatServer, issue: Issue) -> Rejection {
     let (status, kind, param, code) = match profile {
-        MockProfile::Openai | MockProfile::Lenient => {
-            (400, "invalid_request_error", issue.param, json!(issue.code))
-        }
+        ChatServer::Openai => (400, "invalid_request_error", issue.param, json!(issue.code)),
         // Its route handler turns every exception, FastAPI's RequestValidationError
         // included, into a 500.
-        MockProfile::LlamaCpp => (500, "internal_server_error", None, Value::Null),
-        MockProfile::Vllm => (400, "BadRequestError", None, json!(400)),
-        MockProfile::Ollama => (400, "invalid_request_error", None, Value::Null),
+        ChatServer::LlamaCpp => (500, "internal_server_error", None, Value::Null),
+        ChatServer::Vllm => (400, "BadRequestError", None, json!(400)),
+        ChatServer::Ollama => (400, "invalid_request_error", None, Value::Null),
+        // C1: `"param": null, "code": "invalid_request_error"`.
+        ChatServer::Deepseek => (
+            400,
+            "invalid_request_error",
+            None,
+            json!("invalid_request_error"),
+        ),
     };
     Rejection {
         status,
@@ -92,54 +98,9 @@ fn reject(profile: MockProfile, issue: Issue) -> Rejection {
     }
 }
 
-/// A name `--strict` does not know.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown strict profile `{0}`; use one of: openai, llama-cpp, vllm, ollama")]
-pub struct UnknownProfile(pub String);
-
-/// The strict profile named `name` (`--strict`'s values: every profile but `lenient`).
-///
-/// # Errors
-/// [`UnknownProfile`] for any other name.
-pub fn strict_profile(name: &str) -> Result<MockProfile, UnknownProfile> {
-    MockProfile::STRICT
-        .into_iter()
-        .find(|profile| profile.name() == name)
-        .ok_or_else(|| UnknownProfile(name.to_owned()))
-}
-
-/// A refused request: the HTTP status and JSON body to answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rejection {
-    pub status: u16,
-    pub body: Value,
-}
-
-/// What is wrong with a request, before it is dressed as a server's error.
-struct Issue {
-    message: String,
-    /// OpenAI's `param`, e.g. `messages.[2].content`.
-    param: Option<String>,
-    code: Option<&'static str>,
-}
-
-fn issue(message: impl Into<String>, param: impl Into<String>) -> Issue {
-    Issue {
-        message: message.into(),
-        param: Some(param.into()),
-        code: None,
-    }
-}
-
-/// A required parameter the request leaves out, in OpenAI's words.
-fn missing(param: impl Into<String>) -> Issue {
-    let param = param.into();
-    issue(format!("Missing required parameter: '{param}'."), param)
-}
-
 /// The string at `param`, or the server's error for its absence or another type.
 fn required_string(
-    profile: MockProfile,
+    profile: ChatServer,
     param: String,
     value: Option<&Value>,
 ) -> Result<&str, Issue> {
@@ -189,36 +150,24 @@ pub const OPENAI_PARAMETERS: &[&str] = &[
     "web_search_options",
 ];
 
-/// The kind a JSON value has, in the words of the server's messages.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// The message a server gives for a field of the wrong type.
-fn wrong_type(profile: MockProfile, path: &str, expected: &str, got: &Value) -> String {
+fn wrong_type(profile: ChatServer, path: &str, expected: &str, got: &Value) -> String {
     match profile {
-        MockProfile::Openai | MockProfile::Lenient => format!(
+        ChatServer::Openai | ChatServer::Deepseek => format!(
             "Invalid type for '{path}': expected {expected}, but got {} instead.",
             kind(got)
         ),
         // As the real server printed it (issue 11's probe):
         // 1 validation error:\n  {'type': 'string_type', 'loc': ('body', 'messages', 2,
         // 'content'), 'msg': 'Input should be a valid string', 'input': None}
-        MockProfile::LlamaCpp | MockProfile::Vllm => format!(
+        ChatServer::LlamaCpp | ChatServer::Vllm => format!(
             "1 validation error:\n  {{'type': '{}_type', 'loc': ('body', {}), 'msg': 'Input \
              should be a valid {expected}', 'input': {}}}",
             expected.split(' ').next().unwrap_or(expected),
             pydantic_location(path),
             python_repr(got)
         ),
-        MockProfile::Ollama => format!(
+        ChatServer::Ollama => format!(
             "json: cannot unmarshal {} into Go struct field ChatCompletionRequest.{path} of \
              type {expected}",
             kind(got)
@@ -250,14 +199,14 @@ fn pydantic_location(path: &str) -> String {
         .join(", ")
 }
 
-fn validate(profile: MockProfile, body: &Value) -> Result<(), Issue> {
+fn validate(profile: ChatServer, body: &Value) -> Result<(), Issue> {
     let Some(request) = body.as_object() else {
         return Err(issue(
             "the request body must be a JSON object",
             String::new(),
         ));
     };
-    if profile == MockProfile::Openai
+    if profile == ChatServer::Openai
         && let Some(key) = request
             .keys()
             .find(|key| !OPENAI_PARAMETERS.contains(&key.as_str()))
@@ -269,7 +218,7 @@ fn validate(profile: MockProfile, body: &Value) -> Result<(), Issue> {
     }
     match request.get("model") {
         Some(Value::String(_)) => {}
-        None if matches!(profile, MockProfile::LlamaCpp | MockProfile::Vllm) => {}
+        None if matches!(profile, ChatServer::LlamaCpp | ChatServer::Vllm) => {}
         None => {
             return Err(issue("you must provide a model parameter", "model"));
         }
@@ -293,14 +242,14 @@ fn validate(profile: MockProfile, body: &Value) -> Result<(), Issue> {
             ));
         }
     };
-    if messages.is_empty() && matches!(profile, MockProfile::Openai | MockProfile::Ollama) {
+    if messages.is_empty() && (profile.openai_like() || profile == ChatServer::Ollama) {
         return Err(issue(
             match profile {
-                MockProfile::Ollama => "[] is too short - 'messages'".to_owned(),
-                MockProfile::Openai
-                | MockProfile::LlamaCpp
-                | MockProfile::Vllm
-                | MockProfile::Lenient => {
+                ChatServer::Ollama => "[] is too short - 'messages'".to_owned(),
+                ChatServer::Openai
+                | ChatServer::LlamaCpp
+                | ChatServer::Vllm
+                | ChatServer::Deepseek => {
                     "Invalid 'messages': empty array. Expected an array with minimum length 1, \
                      but got an empty array instead."
                         .to_owned()
@@ -312,14 +261,17 @@ fn validate(profile: MockProfile, body: &Value) -> Result<(), Issue> {
     for (index, message) in messages.iter().enumerate() {
         self::message(profile, index, message)?;
     }
-    if profile == MockProfile::Openai {
+    if profile.openai_like() {
         tool_answers(messages)?;
+    }
+    if profile == ChatServer::Deepseek {
+        reasoning_passed_back(request, messages)?;
     }
     Ok(())
 }
 
 /// Sampling parameters and flags: the types every server's model declares.
-fn scalar_fields(profile: MockProfile, request: &Map<String, Value>) -> Result<(), Issue> {
+fn scalar_fields(profile: ChatServer, request: &Map<String, Value>) -> Result<(), Issue> {
     for (field, expected) in [
         ("temperature", "number"),
         ("top_p", "number"),
@@ -341,11 +293,11 @@ fn scalar_fields(profile: MockProfile, request: &Map<String, Value>) -> Result<(
         };
         // Every server takes an explicit null for these optional fields, except where
         // Go decodes into a non-pointer bool.
-        if !fits && !(value.is_null() && !(profile == MockProfile::Ollama && field == "stream")) {
+        if !fits && !(value.is_null() && !(profile == ChatServer::Ollama && field == "stream")) {
             return Err(issue(wrong_type(profile, field, expected, value), field));
         }
     }
-    if profile == MockProfile::Openai
+    if profile.openai_like()
         && let Some(temperature) = request.get("temperature").and_then(Value::as_f64)
         && !(0.0..=2.0).contains(&temperature)
     {
@@ -368,7 +320,7 @@ fn scalar_fields(profile: MockProfile, request: &Map<String, Value>) -> Result<(
 }
 
 /// Checks `tools` and returns the names of the functions offered.
-fn tools(profile: MockProfile, request: &Map<String, Value>) -> Result<Vec<String>, Issue> {
+fn tools(profile: ChatServer, request: &Map<String, Value>) -> Result<Vec<String>, Issue> {
     let tools = match request.get("tools") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(tools)) => tools,
@@ -376,7 +328,7 @@ fn tools(profile: MockProfile, request: &Map<String, Value>) -> Result<Vec<Strin
             return Err(issue(wrong_type(profile, "tools", "array", other), "tools"));
         }
     };
-    if tools.is_empty() && profile == MockProfile::Openai {
+    if tools.is_empty() && profile.openai_like() {
         return Err(issue(
             "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an \
              empty array instead.",
@@ -386,7 +338,7 @@ fn tools(profile: MockProfile, request: &Map<String, Value>) -> Result<Vec<Strin
     let mut names = Vec::new();
     for (index, tool) in tools.iter().enumerate() {
         let at = format!("tools.[{index}]");
-        if profile != MockProfile::Ollama
+        if profile != ChatServer::Ollama
             && tool.get("type").and_then(Value::as_str) != Some("function")
         {
             return Err(issue(
@@ -400,7 +352,7 @@ fn tools(profile: MockProfile, request: &Map<String, Value>) -> Result<Vec<Strin
         let Some(name) = function.get("name").and_then(Value::as_str) else {
             return Err(missing(format!("{at}.function.name")));
         };
-        if profile == MockProfile::Openai
+        if profile.openai_like()
             && (name.is_empty()
                 || name.len() > 64
                 || !name
@@ -417,7 +369,7 @@ fn tools(profile: MockProfile, request: &Map<String, Value>) -> Result<Vec<Strin
         }
         match function.get("parameters") {
             Some(Value::Object(_)) => {}
-            None if profile != MockProfile::LlamaCpp => {}
+            None if profile != ChatServer::LlamaCpp => {}
             None => {
                 return Err(issue(
                     wrong_type(
@@ -447,14 +399,14 @@ fn tools(profile: MockProfile, request: &Map<String, Value>) -> Result<Vec<Strin
 }
 
 fn tool_choice(
-    profile: MockProfile,
+    profile: ChatServer,
     request: &Map<String, Value>,
     tool_names: &[String],
 ) -> Result<(), Issue> {
     let choice = match request.get("tool_choice") {
         None | Some(Value::Null) => return Ok(()),
         // Ollama's request struct has no tool_choice: Go's decoder ignores it.
-        Some(_) if profile == MockProfile::Ollama => return Ok(()),
+        Some(_) if profile == ChatServer::Ollama => return Ok(()),
         Some(choice) => choice,
     };
     let named = match choice {
@@ -480,11 +432,11 @@ fn tool_choice(
     if tool_names.is_empty() && choice.as_str() != Some("none") {
         return Err(issue(
             match profile {
-                MockProfile::Vllm => "When using `tool_choice`, `tools` must be set.".to_owned(),
-                MockProfile::Openai
-                | MockProfile::LlamaCpp
-                | MockProfile::Ollama
-                | MockProfile::Lenient => {
+                ChatServer::Vllm => "When using `tool_choice`, `tools` must be set.".to_owned(),
+                ChatServer::Openai
+                | ChatServer::LlamaCpp
+                | ChatServer::Ollama
+                | ChatServer::Deepseek => {
                     "Invalid value for 'tool_choice': 'tool_choice' is only allowed when \
                      'tools' are specified."
                         .to_owned()
@@ -498,11 +450,11 @@ fn tool_choice(
     {
         return Err(issue(
             match profile {
-                MockProfile::LlamaCpp => format!("Tool with name '{name}' not found in tools"),
-                MockProfile::Openai
-                | MockProfile::Vllm
-                | MockProfile::Ollama
-                | MockProfile::Lenient => format!(
+                ChatServer::LlamaCpp => format!("Tool with name '{name}' not found in tools"),
+                ChatServer::Openai
+                | ChatServer::Vllm
+                | ChatServer::Ollama
+                | ChatServer::Deepseek => format!(
                     "The tool specified in `tool_choice` ({name}) does not match any of the \
                      specified `tools`"
                 ),
@@ -512,20 +464,20 @@ fn tool_choice(
     }
     // chatml-function-calling handles none, auto and a named tool; `required` reaches
     // `assert tool_choice == "auto"`, whose AssertionError has no message.
-    if profile == MockProfile::LlamaCpp && choice.as_str() == Some("required") {
+    if profile == ChatServer::LlamaCpp && choice.as_str() == Some("required") {
         return Err(issue(String::new(), "tool_choice"));
     }
     Ok(())
 }
 
-fn message(profile: MockProfile, index: usize, message: &Value) -> Result<(), Issue> {
+fn message(profile: ChatServer, index: usize, message: &Value) -> Result<(), Issue> {
     let at = format!("messages.[{index}]");
     let Some(message) = message.as_object() else {
         return Err(issue(wrong_type(profile, &at, "object", message), at));
     };
     let role = required_string(profile, format!("{at}.role"), message.get("role"))?;
     let known: &[&str] = match profile {
-        MockProfile::Openai => &[
+        ChatServer::Openai | ChatServer::Deepseek => &[
             "system",
             "developer",
             "user",
@@ -533,9 +485,9 @@ fn message(profile: MockProfile, index: usize, message: &Value) -> Result<(), Is
             "tool",
             "function",
         ],
-        MockProfile::LlamaCpp => &["system", "user", "assistant", "tool", "function"],
+        ChatServer::LlamaCpp => &["system", "user", "assistant", "tool", "function"],
         // vLLM accepts custom roles; Ollama passes the role to the model's template.
-        MockProfile::Vllm | MockProfile::Ollama | MockProfile::Lenient => &[],
+        ChatServer::Vllm | ChatServer::Ollama => &[],
     };
     if !known.is_empty() && !known.contains(&role) {
         return Err(issue(
@@ -571,7 +523,7 @@ fn message(profile: MockProfile, index: usize, message: &Value) -> Result<(), Is
     for (position, call) in tool_calls.into_iter().flatten().enumerate() {
         tool_call(profile, &format!("{at}.tool_calls.[{position}]"), call)?;
     }
-    if role == "tool" && profile != MockProfile::Ollama {
+    if role == "tool" && profile != ChatServer::Ollama {
         required_string(
             profile,
             format!("{at}.tool_call_id"),
@@ -582,7 +534,7 @@ fn message(profile: MockProfile, index: usize, message: &Value) -> Result<(), Is
 }
 
 fn content(
-    profile: MockProfile,
+    profile: ChatServer,
     at: &str,
     role: &str,
     content: Option<&Value>,
@@ -590,49 +542,50 @@ fn content(
 ) -> Result<(), Issue> {
     let param = format!("{at}.content");
     match (profile, role, content) {
-        (_, _, Some(Value::String(_))) | (MockProfile::Lenient, _, _) => Ok(()),
+        (_, _, Some(Value::String(_))) => Ok(()),
         // Content parts: every server takes them from users; OpenAI and vLLM from the
         // other roles too.
-        (MockProfile::LlamaCpp, "user", Some(Value::Array(_))) => Ok(()),
+        (ChatServer::LlamaCpp, "user", Some(Value::Array(_))) => Ok(()),
         (
-            MockProfile::Openai | MockProfile::Vllm | MockProfile::Ollama,
+            ChatServer::Openai | ChatServer::Vllm | ChatServer::Ollama | ChatServer::Deepseek,
             _,
             Some(Value::Array(_)),
         ) => Ok(()),
         // llama-cpp-python: `content: NotRequired[str]` for assistants, and the
         // chatml-function-calling template reads `message.content` under StrictUndefined.
-        (MockProfile::LlamaCpp, "assistant", None) => {
+        (ChatServer::LlamaCpp, "assistant", None) => {
             Err(issue("'dict object' has no attribute 'content'", param))
         }
-        (MockProfile::LlamaCpp, "assistant", Some(other)) => {
+        (ChatServer::LlamaCpp, "assistant", Some(other)) => {
             Err(issue(wrong_type(profile, &param, "string", other), param))
         }
-        (MockProfile::LlamaCpp, _, None | Some(Value::Null)) => Ok(()),
-        (MockProfile::Openai | MockProfile::Vllm, "assistant", None | Some(Value::Null))
-            if has_tool_calls || profile == MockProfile::Vllm =>
-        {
-            Ok(())
-        }
-        (MockProfile::Ollama, _, None | Some(Value::Null)) if has_tool_calls => Ok(()),
-        (MockProfile::Ollama, _, Some(Value::Null) | None) => {
+        (ChatServer::LlamaCpp, _, None | Some(Value::Null)) => Ok(()),
+        (
+            ChatServer::Openai | ChatServer::Vllm | ChatServer::Deepseek,
+            "assistant",
+            None | Some(Value::Null),
+        ) if has_tool_calls || profile == ChatServer::Vllm => Ok(()),
+        (ChatServer::Ollama, _, None | Some(Value::Null)) if has_tool_calls => Ok(()),
+        (ChatServer::Ollama, _, Some(Value::Null) | None) => {
             Err(issue("invalid message content type: <nil>", param))
         }
-        (MockProfile::Ollama, _, Some(other)) => Err(issue(
+        (ChatServer::Ollama, _, Some(other)) => Err(issue(
             format!("invalid message content type: {}", kind(other)),
             param,
         )),
-        (MockProfile::Openai | MockProfile::Vllm, _, None) => Err(missing(param)),
+        (ChatServer::Openai | ChatServer::Vllm | ChatServer::Deepseek, _, None) => {
+            Err(missing(param))
+        }
         (_, _, Some(other)) => Err(issue(wrong_type(profile, &param, "string", other), param)),
     }
 }
 
-fn tool_call(profile: MockProfile, at: &str, call: &Value) -> Result<(), Issue> {
+fn tool_call(profile: ChatServer, at: &str, call: &Value) -> Result<(), Issue> {
     let id = call.get("id");
-    if profile != MockProfile::Ollama && !id.is_some_and(Value::is_string) {
+    if profile != ChatServer::Ollama && !id.is_some_and(Value::is_string) {
         return Err(missing(format!("{at}.id")));
     }
-    if profile != MockProfile::Ollama
-        && call.get("type").and_then(Value::as_str) != Some("function")
+    if profile != ChatServer::Ollama && call.get("type").and_then(Value::as_str) != Some("function")
     {
         return Err(missing(format!("{at}.type")));
     }
@@ -645,7 +598,7 @@ fn tool_call(profile: MockProfile, at: &str, call: &Value) -> Result<(), Issue> 
     }
     let arguments = function.and_then(|f| f.get("arguments"));
     match (profile, arguments) {
-        (MockProfile::Ollama, Some(Value::String(text))) => {
+        (ChatServer::Ollama, Some(Value::String(text))) => {
             match serde_json::from_str::<Value>(text) {
                 Ok(Value::Object(_) | Value::Null) => Ok(()),
                 Ok(_) | Err(_) => Err(issue("invalid tool call arguments", at.to_owned())),
@@ -716,4 +669,33 @@ fn unanswered(at: usize, ids: &[&str]) -> Issue {
         ),
         format!("messages.[{at}].role"),
     )
+}
+
+/// DeepSeek in thinking mode (on unless `thinking.type` is `disabled`): an assistant
+/// message with tool calls must carry the `reasoning_content` it came with, the key
+/// present even when the reasoning was empty (digest §C1, §D3 rule 1).
+fn reasoning_passed_back(request: &Map<String, Value>, messages: &[Value]) -> Result<(), Issue> {
+    let thinking = request
+        .get("thinking")
+        .and_then(|thinking| thinking.get("type"))
+        .and_then(Value::as_str)
+        != Some("disabled");
+    let missing = messages.iter().any(|message| {
+        message.get("role").and_then(Value::as_str) == Some("assistant")
+            && message
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .is_some_and(|calls| !calls.is_empty())
+            && message.get("reasoning_content").is_none()
+    });
+    if thinking && missing {
+        return Err(Issue {
+            message: "The reasoning_content in the thinking mode must be passed back to the API."
+                .to_owned(),
+            param: None,
+            code: None,
+            status: 400,
+        });
+    }
+    Ok(())
 }
