@@ -548,7 +548,7 @@ fn an_unknown_hook_is_reported_whatever_its_value() {
             error.help.as_deref(),
             Some(
                 "valid hooks: pre_llm_request, post_llm_response, pre_tool_execution, \
-                 post_tool_execution, on_error, on_run_end, on_iteration_start, on_iteration_end"
+                 post_tool_execution, on_error, on_run_end, on_iteration_start, on_iteration_end, on_subagent_end"
             ),
             "{text}"
         );
