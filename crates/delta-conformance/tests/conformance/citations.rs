@@ -101,10 +101,18 @@ steps:
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("quoted/step-1/elsewhere: \"The engine must validate this.\" is not in 003 §10"),
+        stderr.contains(
+            "quoted/step-1/elsewhere: \"The engine must validate this.\" is not in 003 §10"
+        ),
         "{stderr}"
     );
-    assert!(stderr.contains("quoted/step-1/nowhere: no such section"), "{stderr}");
-    let misses: Vec<&str> = stderr.lines().filter(|l| l.starts_with("quoted/")).collect();
+    assert!(
+        stderr.contains("quoted/step-1/nowhere: no such section"),
+        "{stderr}"
+    );
+    let misses: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("quoted/"))
+        .collect();
     assert_eq!(misses.len(), 2, "{stderr}");
 }
