@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::citation;
 use crate::report::{CheckStatus, Report, Status};
-use crate::scenario::OneOrMany;
+use crate::scenario::{Level, OneOrMany};
 use crate::yaml_file::{self, FileError};
 
 /// A baseline file.
@@ -233,12 +233,17 @@ pub struct Verdict {
     pub unexpected_passes: Vec<String>,
     /// Baseline entries naming a scenario of the run but none of its checks.
     pub unknown: Vec<String>,
+    /// Failing `spec` checks a `not-held` deviation covers: a spec failure is either a
+    /// real deviation or a check to re-level, never excused.
+    pub excused_at_spec: Vec<String>,
 }
 
 impl Verdict {
     /// Whether the run matches the baseline.
     pub fn ok(&self) -> bool {
-        self.regressions.is_empty() && self.unexpected_passes.is_empty()
+        self.regressions.is_empty()
+            && self.unexpected_passes.is_empty()
+            && self.excused_at_spec.is_empty()
     }
 
     /// The verdict in lines, for the end of the text report.
@@ -253,6 +258,10 @@ impl Verdict {
             (
                 "unknown baseline entry (no such check was run)",
                 &self.unknown,
+            ),
+            (
+                "spec check excused by a not-held deviation (a spec failure is real)",
+                &self.excused_at_spec,
             ),
         ] {
             for id in ids {
@@ -283,12 +292,20 @@ pub fn judge(report: &Report, baseline: &Baseline) -> Verdict {
             }
             Status::Pass | Status::Fail => {}
         }
-        for check in &result.checks {
-            let listed = baseline.entry(&result.name, Some(&check.id)).is_some();
-            if check.status != CheckStatus::Pass && !listed {
-                verdict
-                    .regressions
-                    .push(format!("{}/{}", result.name, check.id));
+        for check in result
+            .checks
+            .iter()
+            .filter(|c| c.status != CheckStatus::Pass)
+        {
+            let id = format!("{}/{}", result.name, check.id);
+            match baseline.entry(&result.name, Some(&check.id)) {
+                None => verdict.regressions.push(id),
+                Some(Covered::Deviation(d))
+                    if d.verdict == VerdictKind::NotHeld && check.level == Level::Spec =>
+                {
+                    verdict.excused_at_spec.push(id);
+                }
+                Some(Covered::Deviation(_) | Covered::Failure(_)) => {}
             }
         }
     }
@@ -406,6 +423,82 @@ mod tests {
             baseline(&twice)
                 .unwrap_err()
                 .contains("two deviations have this id")
+        );
+    }
+
+    /// A report of one scenario `a` whose checks are `(id, level, status)`.
+    fn report(checks: &[(&str, Level, CheckStatus)]) -> Report {
+        let checks: Vec<crate::report::CheckResult> = checks
+            .iter()
+            .map(|&(id, level, status)| crate::report::CheckResult {
+                id: id.to_string(),
+                level,
+                reference: None,
+                status,
+                blocked_by: None,
+                failures: Vec::new(),
+            })
+            .collect();
+        let mut result = crate::report::ScenarioResult {
+            name: "a".to_string(),
+            file: "a.yaml".into(),
+            tags: Vec::new(),
+            seed: None,
+            status: Status::Pass,
+            reason: None,
+            checks,
+            failures: Vec::new(),
+            duration_ms: 0,
+            dir: None,
+        };
+        result.finish(None);
+        Report::new(Vec::new(), vec![result], 0)
+    }
+
+    #[test]
+    fn a_spec_failure_is_a_real_deviation_never_excused() {
+        let b = baseline(concat!(
+            "deviations:\n",
+            "  - {id: no-janitor, verdict: real, reason: r, reference: '002 §3.5.1', quote: q, checks: [a/step-2]}\n",
+            "  - {id: wording, verdict: not-held, reason: r, reference: x, checks: ['*/seed-message']}\n",
+        ))
+        .unwrap();
+        let (spec, recommended) = (Level::Spec, Level::Recommended);
+        let (pass, fail) = (CheckStatus::Pass, CheckStatus::Fail);
+        // Each deviation covers its failures: matched.
+        let matched = judge(
+            &report(&[
+                ("step-1", spec, pass),
+                ("step-2", spec, fail),
+                ("step-2/seed-message", recommended, fail),
+            ]),
+            &b,
+        );
+        assert_eq!(matched, Verdict::default());
+        // A spec check failing under a not-held deviation's pattern is not excused.
+        let excused = judge(
+            &report(&[("step-2", spec, fail), ("step-3/seed-message", spec, fail)]),
+            &b,
+        );
+        assert_eq!(excused.excused_at_spec, vec!["a/step-3/seed-message"]);
+        assert!(!excused.ok());
+        assert!(excused.render().contains(
+            "spec check excused by a not-held deviation (a spec failure is real): a/step-3/seed-message\n"
+        ));
+        // A deviation whose checks all hold is an unexpected pass; an unlisted failure a
+        // regression.
+        let changed = judge(
+            &report(&[
+                ("step-1", spec, fail),
+                ("step-2", spec, pass),
+                ("step-2/seed-message", recommended, pass),
+            ]),
+            &b,
+        );
+        assert_eq!(changed.regressions, vec!["a/step-1"]);
+        assert_eq!(
+            changed.unexpected_passes,
+            vec!["a/step-2", "*/seed-message"]
         );
     }
 }

@@ -39,6 +39,16 @@ const fn wraps_sessions(words: &'static [&'static str]) -> Broken {
     }
 }
 
+/// The scenarios of a configuration the engine must refuse before any LLM call.
+const CONFIG_REJECTIONS: &[&str] = &[
+    "v17-1.1",
+    "v17-1.2",
+    "v17-3.2",
+    "v17-7.2",
+    "v17-7.3",
+    "config-missing-context-refused",
+];
+
 /// Every broken implementation, each with the scenarios that guard the rule it breaks.
 const BROKEN: &[Broken] = &[
     wraps(&["with-path.sh", "unquoted-shell"], &[]),
@@ -82,17 +92,7 @@ const BROKEN: &[Broken] = &[
             "ask-human-response-file",
         ],
     ),
-    wraps(
-        &["remap-exit.sh", "126", "0"],
-        &[
-            "v17-1.1",
-            "v17-1.2",
-            "v17-3.2",
-            "v17-7.2",
-            "v17-7.3",
-            "config-missing-context-refused",
-        ],
-    ),
+    wraps(&["remap-exit.sh", "126", "0"], CONFIG_REJECTIONS),
     wraps(
         &["remap-exit.sh", "130", "1"],
         &[
@@ -176,17 +176,7 @@ const BROKEN: &[Broken] = &[
         &["add-option.sh", "run", "-w", "ws", "--"],
         &["workspace-numbered-without-w"],
     ),
-    wraps(
-        &["agent-files.sh", "lenient"],
-        &[
-            "v17-1.1",
-            "v17-1.2",
-            "v17-3.2",
-            "v17-7.2",
-            "v17-7.3",
-            "config-missing-context-refused",
-        ],
-    ),
+    wraps(&["agent-files.sh", "lenient"], CONFIG_REJECTIONS),
     wraps(
         &["agent-files.sh", "no-sources"],
         &["run-completes-on-final-message"],
