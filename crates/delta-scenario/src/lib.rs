@@ -28,7 +28,7 @@ pub use expect::{
     RequestsExpect, ToolExecutionExpect,
 };
 pub use level::Level;
-pub use matcher::{ExitMatch, JsonType, OneOrMany, TextMatch, ValueMatch};
+pub use matcher::{ExitClass, ExitMatch, JsonType, OneOrMany, TextMatch, ValueMatch};
 pub use profile::{MockProfile, UnknownMockProfile};
 pub use scenario::{
     Canary, CanaryState, LlmEndpoint, SESSIONS_PROGRAM, Scenario, SetupFile, scenario_schema,

@@ -237,6 +237,13 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         ),
     ),
     (
+        "docs/conformance.md",
+        "delta-conformance citations -o docs/conformance/citations.md",
+        Skip(
+            "regenerates the committed table from this checkout's fixtures; conformance/tests' citations.rs checks it is up to date and every quote is in its seed section",
+        ),
+    ),
+    (
         "docs/hooks.md",
         "#!/bin/sh",
         Skip(

@@ -100,10 +100,15 @@ fn hello_run(id: &str, max_iterations: &str, code: i32) -> Run {
         .code(code)
 }
 
-fn wrapper(name: &str) -> String {
+/// A broken implementation of `fixtures/broken/` (its script and arguments) wrapping `delta`.
+fn wrapper(words: &[&str]) -> String {
     format!(
-        "sh {} {}",
-        Path::new(ROOT).join("fixtures/broken").join(name).display(),
+        "sh {} {} {}",
+        Path::new(ROOT)
+            .join("fixtures/broken")
+            .join(words[0])
+            .display(),
+        words[1..].join(" "),
         Path::new(env!("CARGO_BIN_EXE_delta")).display()
     )
 }
@@ -146,8 +151,9 @@ fn an_exported_run_passes_against_delta_and_fails_against_a_broken_implementatio
         (0, vec![("recorded-hello".into(), "PASS".into(), vec![])]),
         "{report:#}"
     );
-    // A journal line without `seq`: the runner's journal check of the one step fails.
-    let (code, report) = conformance(&fixtures, &wrapper("drop-seq.sh"));
+    // A journal line without `seq`: the runner's journal checks of the one step fail (the
+    // envelope of seed 001 §7.1, and the schema's envelope).
+    let (code, report) = conformance(&fixtures, &wrapper(&["rewrite-after.sh", "no-first-seq"]));
     assert_eq!(
         (code, outcome(&report)),
         (
@@ -155,7 +161,7 @@ fn an_exported_run_passes_against_delta_and_fails_against_a_broken_implementatio
             vec![(
                 "recorded-hello".into(),
                 "FAIL".into(),
-                vec!["step-1/journal".into()]
+                vec!["step-1/journal".into(), "step-1/journal-envelope".into()]
             )]
         ),
         "{report:#}"
@@ -174,7 +180,7 @@ fn a_run_stopped_by_its_budget_fails_an_implementation_that_exits_0() {
     );
     let (code, report) = conformance(&fixtures, env!("CARGO_BIN_EXE_delta"));
     assert_eq!(code, 0, "{report:#}");
-    let (code, report) = conformance(&fixtures, &wrapper("exit0-on-failed.sh"));
+    let (code, report) = conformance(&fixtures, &wrapper(&["remap-exit.sh", "1", "0"]));
     assert_eq!(
         (code, outcome(&report)),
         (
