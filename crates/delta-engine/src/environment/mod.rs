@@ -707,6 +707,7 @@ impl Prepared {
             }
             Ready::Bwrap { bwrap, .. } => {
                 let runtime_dir = runtime_dir()?;
+                fs_err::write(runtime_dir.join(bwrap::EMPTY_FILE), "")?;
                 let plan = self.plan(run_id, &runtime_dir);
                 let keeper = keeper::spawn(
                     plan.start.as_deref().unwrap_or_default(),

@@ -5,5 +5,6 @@
 //! tests/confinement/setup.sh) and fail, naming the fix, when one is missing.
 
 mod fails_closed;
+mod kinds;
 mod security;
 mod support;

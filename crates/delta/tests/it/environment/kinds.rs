@@ -1,0 +1,519 @@
+//! Each kind as the issue describes it (acceptance 1): the journal records the environment
+//! of the run and of every call, the workspace appears at `workdir` with its `.delta/`
+//! read-only, a container's image is built once per content hash and its limits reach the
+//! runtime, a timeout kills the command inside, MCP stdio servers run inside while hooks
+//! run on the host, and `delta tool expand` and `--format jsonl` show it all.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::support::{
+    CONFINED, IMAGE, SH_AGENT, Sh, TOOLS_IMAGE, kind_args, outside_tmp, require_components,
+};
+use crate::support::harness::Test;
+use crate::support::run::{assert_consistent, delta, hello_world, mock};
+use crate::support::snapshot::snapshot;
+
+#[test]
+fn each_kind_journals_the_environment_of_every_call() {
+    require_components();
+    for kind in ["host", "landlock", "bwrap", "container"] {
+        let args = if kind == "host" {
+            Vec::new()
+        } else {
+            kind_args(kind)
+        };
+        let run = Sh {
+            scripts: vec!["echo one".to_owned(), "echo two".to_owned()],
+            args,
+            ..Sh::default()
+        }
+        .run(|_: &Path| {});
+        assert_eq!(run.output.status.code(), Some(0), "{kind}: {}", run.said());
+        assert_consistent(&run.files(), "COMPLETED");
+        assert_eq!(run.observations(), ["one\n", "two\n"], "{kind}");
+        let start = run.events("RUN_START")[0].clone();
+        let metadata = run.files().metadata();
+        let requests = run.events("ACTION_REQUEST");
+        if kind == "host" {
+            // The host's journals are as they were before environments existed.
+            assert!(start.get("environment").is_none(), "{start:#}");
+            assert!(metadata.get("environment").is_none(), "{metadata:#}");
+            assert!(requests.iter().all(|r| r.get("environment").is_none()));
+            continue;
+        }
+        let report = &start["environment"];
+        assert_eq!(report["kind"], kind, "{report:#}");
+        assert_eq!(report["network"], false);
+        assert!(
+            report["enforced"]
+                .as_array()
+                .is_some_and(|all| all.contains(&json!("processes_contained"))),
+            "{report:#}"
+        );
+        assert_eq!(&metadata["environment"], report);
+        let expected = match kind {
+            "container" => json!({
+                "kind": "container",
+                "container_id": report["container_id"],
+                "image_id": report["image_id"],
+            }),
+            _ => json!({ "kind": kind }),
+        };
+        assert_eq!(requests.len(), 2);
+        for request in &requests {
+            assert_eq!(request["environment"], expected, "{kind}");
+        }
+        if kind == "container" {
+            assert_eq!(report["image"], IMAGE);
+            assert_eq!(report["container_created"], true);
+            assert!(
+                report["container_id"]
+                    .as_str()
+                    .is_some_and(|id| id.len() == 64)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_workspace_appears_at_workdir_with_its_record_read_only() {
+    require_components();
+    for kind in ["bwrap", "container"] {
+        let agent =
+            format!("{SH_AGENT}environment:\n  kind: {kind}\n  image: {IMAGE}\n  workdir: /app\n");
+        let run = Sh {
+            scripts: vec![
+                "pwd; echo \"$DELTA_CWD\"".to_owned(),
+                "echo made > made.txt && cat /app/made.txt".to_owned(),
+                "{ echo x > .delta/planted; } 2>/dev/null && echo DELTA-WRITTEN || echo DELTA-READ-ONLY"
+                    .to_owned(),
+                "cat .env; echo end-of-env".to_owned(),
+            ],
+            agent: Some(agent),
+            ..Sh::default()
+        }
+        .run(|dir: &Path| {
+            std::fs::write(dir.join("ws/.env"), "PLANTED_SECRET=in-the-workspace-env\n")
+                .expect("write .env");
+        });
+        assert_eq!(run.output.status.code(), Some(0), "{kind}: {}", run.said());
+        assert_eq!(
+            run.observations(),
+            [
+                "/app\n/app\n",
+                "made\n",
+                "DELTA-READ-ONLY\n",
+                "end-of-env\n"
+            ],
+            "{kind}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(run.workspace.join("made.txt")).expect("made.txt"),
+            "made\n"
+        );
+        assert!(!run.workspace.join(".delta/planted").exists());
+        assert_eq!(run.events("RUN_START")[0]["environment"]["workdir"], "/app");
+    }
+}
+
+/// The limit Landlock cannot lift, shown rather than hidden: `.delta/` is writable, and the
+/// report says so.
+#[test]
+fn landlock_leaves_the_record_writable_and_says_so() {
+    require_components();
+    let run = Sh {
+        scripts: vec!["echo x > .delta/planted && echo DELTA-WRITTEN".to_owned()],
+        args: kind_args("landlock"),
+        ..Sh::default()
+    }
+    .run(|_: &Path| {});
+    assert_eq!(run.observations(), ["DELTA-WRITTEN\n"]);
+    let report = &run.events("RUN_START")[0]["environment"];
+    assert!(
+        report["not_enforced"]
+            .as_array()
+            .is_some_and(|all| all.contains(&json!("delta_read_only"))),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn a_container_image_is_built_once_per_content_hash() {
+    require_components();
+    let unique = format!("{}-{}", std::process::id(), fastrand::u64(..));
+    let agent = format!("{SH_AGENT}environment:\n  kind: container\n  build: env\n");
+    let dockerfile = format!("FROM {IMAGE}\nRUN echo built-{unique} > /built.txt\n");
+    let build = |dir: &Path| {
+        std::fs::create_dir_all(dir.join("agent/env")).expect("create the build directory");
+        std::fs::write(dir.join("agent/env/Dockerfile"), &dockerfile).expect("Dockerfile");
+    };
+    let first = Sh {
+        scripts: vec!["cat /built.txt".to_owned()],
+        agent: Some(agent.clone()),
+        ..Sh::default()
+    }
+    .run(build);
+    assert_eq!(first.output.status.code(), Some(0), "{}", first.said());
+    assert_eq!(first.observations(), [format!("built-{unique}\n")]);
+    let report = first.events("RUN_START")[0]["environment"].clone();
+    assert_eq!(report["image_built"], true, "{report:#}");
+    let image = report["image"].as_str().expect("image").to_owned();
+    assert!(image.starts_with("localhost/delta-build:"), "{image}");
+
+    let second = Sh {
+        scripts: vec!["cat /built.txt".to_owned()],
+        agent: Some(agent),
+        ..Sh::default()
+    }
+    .run(build);
+    let again = &second.events("RUN_START")[0]["environment"];
+    assert_eq!(again["image_built"], false, "{again:#}");
+    assert_eq!(again["image"], image.as_str());
+    assert_eq!(again["image_id"], report["image_id"]);
+    let _ = std::process::Command::new("podman")
+        .args(["rmi", "-f", &image])
+        .output();
+}
+
+#[test]
+fn container_limits_and_network_reach_the_runtime_and_keep_keeps_it() {
+    require_components();
+    let agent = format!(
+        "{SH_AGENT}environment:\n  kind: container\n  image: {IMAGE}\n  cpus: 1.5\n  \
+         memory_mb: 256\n  keep: true\n"
+    );
+    let run = Sh {
+        scripts: vec!["echo in".to_owned()],
+        agent: Some(agent),
+        ..Sh::default()
+    }
+    .run(|_: &Path| {});
+    assert_eq!(run.output.status.code(), Some(0), "{}", run.said());
+    let report = run.events("RUN_START")[0]["environment"].clone();
+    let name = report["container"].as_str().expect("container").to_owned();
+    let inspected = std::process::Command::new("podman")
+        .args([
+            "container",
+            "inspect",
+            "--format",
+            "{{.HostConfig.NanoCpus}} {{.HostConfig.Memory}} {{.HostConfig.NetworkMode}}",
+            &name,
+        ])
+        .output()
+        .expect("podman inspect");
+    let _ = std::process::Command::new("podman")
+        .args(["rm", "-f", "-t", "0", &name])
+        .output();
+    assert!(inspected.status.success(), "keep: true kept {name}");
+    assert_eq!(
+        String::from_utf8_lossy(&inspected.stdout).trim(),
+        "1500000000 268435456 none"
+    );
+    assert!(
+        report["enforced"].as_array().is_some_and(
+            |all| all.contains(&json!("cpu_limit")) && all.contains(&json!("memory_limit"))
+        ),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn a_container_is_removed_when_the_run_ends() {
+    require_components();
+    let run = Sh {
+        scripts: vec!["echo in".to_owned()],
+        args: kind_args("container"),
+        ..Sh::default()
+    }
+    .run(|_: &Path| {});
+    assert_eq!(run.output.status.code(), Some(0), "{}", run.said());
+    let name = run.events("RUN_START")[0]["environment"]["container"]
+        .as_str()
+        .expect("container")
+        .to_owned();
+    let exists = std::process::Command::new("podman")
+        .args(["container", "exists", &name])
+        .status()
+        .expect("podman");
+    assert!(!exists.success(), "{name} is still there");
+}
+
+#[test]
+fn a_timeout_kills_the_command_inside() {
+    require_components();
+    let agent = "name: probe\nllm:\n  model: gpt-4o-mini\ntools:\n  - name: sh\n    \
+                 description: Run a shell script.\n    exec: \"sh -c ${script}\"\n    \
+                 timeout_ms: 1500\n";
+    for kind in CONFINED {
+        let run = Sh {
+            scripts: vec![
+                "echo $$ > pid; exec sleep 300".to_owned(),
+                "kill -0 $(cat pid) 2>/dev/null && echo STILL-RUNNING || echo GONE".to_owned(),
+            ],
+            agent: Some(agent.to_owned()),
+            args: kind_args(kind),
+            ..Sh::default()
+        }
+        .run(|_: &Path| {});
+        assert_eq!(run.output.status.code(), Some(0), "{kind}: {}", run.said());
+        let observations = run.observations();
+        assert!(
+            observations[0].contains("[timed out after 1500 ms"),
+            "{kind}: {observations:?}"
+        );
+        assert_eq!(observations[1], "GONE\n", "{kind}");
+    }
+}
+
+/// A stdio MCP server in Python that offers one tool saying where it runs: the first line
+/// of `/proc/1/cmdline` as it sees it, or `hidden` when it cannot read it.
+const WHERE_SERVER: &str = r#"import json, sys
+def where():
+    try:
+        with open("/proc/1/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode()
+    except OSError:
+        return "hidden"
+for line in sys.stdin:
+    message = json.loads(line)
+    method, ident = message.get("method"), message.get("id")
+    if ident is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "where", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "where", "description": "Where am I?",
+                             "inputSchema": {"type": "object", "properties": {}}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": where()}]}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}), flush=True)
+"#;
+
+#[test]
+fn mcp_stdio_servers_run_inside_the_environment() {
+    require_components();
+    for (kind, expected) in [
+        ("landlock", "hidden"),
+        ("bwrap", "bwrap"),
+        ("container", "sleep 3600"),
+    ] {
+        let agent = format!(
+            "name: mcp\nllm:\n  model: gpt-4o-mini\nmcp_servers:\n  probe:\n    command: \
+             [/usr/bin/python3, \"${{AGENT_HOME}}/where.py\"]\nenvironment:\n  kind: {kind}\n  \
+             image: {TOOLS_IMAGE}\n"
+        );
+        let script = "steps:\n  - message:\n      tool_calls: [{name: probe__where, arguments: {}}]\n  - message: {content: done}\n";
+        let mock = mock(script);
+        let test = delta(
+            Test::new()
+                .agent("agent", &agent)
+                .file("agent/where.py", WHERE_SERVER),
+            &mock,
+        )
+        .args(["run", "--agent", "agent", "-w", "ws", "-y", "-m", "where?"]);
+        let output = test.cmd().output().expect("run delta");
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{kind}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let files = crate::support::run::only_run(&test.path().join("ws"));
+        let journal = files.journal();
+        let request = journal
+            .iter()
+            .find(|e| e["type"] == "ACTION_REQUEST")
+            .expect("a call");
+        assert_eq!(request["payload"]["environment"]["kind"], kind);
+        let result = journal
+            .iter()
+            .find(|e| e["type"] == "ACTION_RESULT")
+            .expect("a result");
+        let seen = result["payload"]["observation_content"]
+            .as_str()
+            .expect("text");
+        assert!(seen.contains(expected), "{kind}: the server saw {seen:?}");
+    }
+}
+
+#[test]
+fn hooks_run_on_the_host() {
+    require_components();
+    let outside = outside_tmp();
+    let marker = outside.path().join("hook-ran");
+    let hooks = format!(
+        "pre_tool_execution:\n  command: [\"sh\", \"-c\", \"echo ran > {}\"]\n",
+        marker.display()
+    );
+    let run = Sh {
+        scripts: vec![format!(
+            "echo ran > {} || echo TOOL-BLOCKED",
+            outside.path().join("tool").display()
+        )],
+        args: kind_args("bwrap"),
+        ..Sh::default()
+    }
+    .run(|dir: &Path| {
+        std::fs::write(dir.join("agent/hooks.yaml"), &hooks).expect("hooks.yaml");
+    });
+    assert_eq!(run.output.status.code(), Some(0), "{}", run.said());
+    // The tool could not write there; the hook, on the host, could.
+    assert!(run.observations()[0].contains("TOOL-BLOCKED"));
+    assert!(marker.exists(), "the hook did not run on the host");
+}
+
+#[test]
+fn tool_expand_shows_the_wrapped_commands() {
+    require_components();
+    let test = hello_world(Test::new());
+    let run = test
+        .args([
+            "tool",
+            "expand",
+            "agent",
+            "--environment",
+            "container",
+            "--environment-image",
+            IMAGE,
+        ])
+        .run()
+        .code(0);
+    let stdout = run.stdout().to_owned();
+    let environment = &stdout[stdout.find("environment:").expect("an environment section")..];
+    let text = environment
+        .replace(&run.path().display().to_string(), "[TEMP]")
+        .replace(
+            &std::fs::canonicalize(run.path())
+                .expect("canonical")
+                .display()
+                .to_string(),
+            "[TEMP]",
+        );
+    let text = regex::Regex::new("delta-<RUN_ID>-[0-9a-f]{8}")
+        .expect("regex")
+        .replace_all(&text, "delta-<RUN_ID>-[WORKSPACE_HASH]")
+        .into_owned();
+    snapshot!(text, @r#"
+    environment:
+      kind: container
+      start: >-
+        /usr/bin/podman run -d --name 'delta-<RUN_ID>-[WORKSPACE_HASH]' --label
+        'delta.run=<RUN_ID>' --label 'delta.workspace=[TEMP]' '--pull=never' --network
+        none -v [TEMP]/agent:[TEMP]/agent:ro -v
+        [TEMP]:[TEMP] -v
+        [TEMP]/.delta:[TEMP]/.delta:ro --workdir [TEMP]
+        localhost/delta-busybox:latest sh -c 'while :; do sleep 3600; done'
+      tools:
+        - name: list_files
+          runs_as: >-
+            /usr/bin/podman exec -i --workdir [TEMP] -e DELTA_ENV_CALL
+            'delta-<RUN_ID>-[WORKSPACE_HASH]' ls -1
+        - name: read_file
+          runs_as: >-
+            /usr/bin/podman exec -i --workdir [TEMP] -e DELTA_ENV_CALL
+            'delta-<RUN_ID>-[WORKSPACE_HASH]' cat
+        - name: write_file
+          runs_as: >-
+            /usr/bin/podman exec -i --workdir [TEMP] -e DELTA_ENV_CALL
+            'delta-<RUN_ID>-[WORKSPACE_HASH]' tee
+        - name: count_lines
+          runs_as: >-
+            /usr/bin/podman exec -i --workdir [TEMP] -e DELTA_ENV_CALL
+            'delta-<RUN_ID>-[WORKSPACE_HASH]' sh -c 'wc -l < "$1"' --
+    "#);
+    for kind in ["landlock", "bwrap"] {
+        let run = hello_world(Test::new())
+            .args(["tool", "expand", "agent", "--environment", kind])
+            .run()
+            .code(0);
+        let stdout: String = run
+            .stdout()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(stdout.contains(&format!("kind: {kind}")), "{stdout}");
+        assert!(
+            stdout.contains(" keep --socket ") && stdout.contains("delta-sandbox call --socket"),
+            "{kind}: {stdout}"
+        );
+        assert!(stdout.contains("-- ls -1"), "{kind}: {stdout}");
+    }
+}
+
+#[test]
+fn jsonl_carries_the_environment() {
+    require_components();
+    let run = Sh {
+        scripts: vec!["echo one".to_owned()],
+        args: [
+            kind_args("bwrap"),
+            vec!["--format".to_owned(), "jsonl".to_owned()],
+        ]
+        .concat(),
+        ..Sh::default()
+    }
+    .run(|_: &Path| {});
+    assert_eq!(run.output.status.code(), Some(0), "{}", run.said());
+    let lines: Vec<Value> = String::from_utf8_lossy(&run.output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let of = |kind: &str| {
+        lines
+            .iter()
+            .find(|line| line["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} line"))
+            .clone()
+    };
+    assert_eq!(of("RUN_START")["payload"]["environment"]["kind"], "bwrap");
+    assert_eq!(
+        of("ACTION_REQUEST")["payload"]["environment"],
+        json!({"kind": "bwrap"})
+    );
+}
+
+/// Docker is not installed here: `runtime: docker` is driven through a `docker` that hands
+/// every command to podman (the two share this command line). This checks the docker code
+/// path (its removal without `-t`), not real Docker, which is untested.
+#[test]
+fn docker_runtime_through_a_podman_shim() {
+    require_components();
+    let shim = outside_tmp();
+    let docker = shim.path().join("docker");
+    std::fs::write(
+        &docker,
+        "#!/bin/sh\n# a stand-in: docker's command line, served by podman\nexec podman \"$@\"\n",
+    )
+    .expect("write the shim");
+    std::fs::set_permissions(&docker, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("make it executable");
+    let path = format!(
+        "{}:{}",
+        shim.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let agent =
+        format!("{SH_AGENT}environment:\n  kind: container\n  runtime: docker\n  image: {IMAGE}\n");
+    let run = Sh {
+        scripts: vec!["cat /proc/1/cmdline | tr '\\0' ' '".to_owned()],
+        agent: Some(agent),
+        env: vec![("PATH".to_owned(), path)],
+        ..Sh::default()
+    }
+    .run(|_: &Path| {});
+    assert_eq!(run.output.status.code(), Some(0), "{}", run.said());
+    assert_eq!(run.observations(), ["sh -c while :; do sleep 3600; done "]);
+    let report = &run.events("RUN_START")[0]["environment"];
+    assert_eq!(report["runtime"], "docker");
+    let name = report["container"].as_str().expect("container");
+    let exists = std::process::Command::new("podman")
+        .args(["container", "exists", name])
+        .status()
+        .expect("podman");
+    assert!(!exists.success(), "docker rm -f removed {name}");
+}
