@@ -78,7 +78,12 @@ impl Sandbox<'_> {
         for hidden in ["/home", "/root", "/tmp", "/run"] {
             push(&["--tmpfs", hidden]);
         }
-        if let Some(home) = self.home.filter(|home| home.is_absolute()) {
+        let hidden = |path: &Path| {
+            ["/home", "/root", "/tmp", "/run"]
+                .iter()
+                .any(|top| path.starts_with(top))
+        };
+        if let Some(home) = self.home.filter(|home| home.is_absolute() && !hidden(home)) {
             push(&["--tmpfs", &text(home)]);
         }
         push(&[
