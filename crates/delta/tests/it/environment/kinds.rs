@@ -517,3 +517,92 @@ fn docker_runtime_through_a_podman_shim() {
         .expect("podman");
     assert!(!exists.success(), "docker rm -f removed {name}");
 }
+
+/// `--environment` on `replay` and `fork` (as on `run`, `continue` and `batch run`): the
+/// replayed and the forked calls run there.
+#[test]
+fn replay_and_fork_take_the_environment_flags() {
+    require_components();
+    let parent = Sh {
+        scripts: vec!["echo one".to_owned()],
+        args: vec!["--run-id".to_owned(), "parent".to_owned()],
+        ..Sh::default()
+    }
+    .run(|_: &Path| {});
+    assert_eq!(parent.output.status.code(), Some(0), "{}", parent.said());
+    let delta_in = |args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_delta"));
+        command
+            .current_dir(parent.test.path())
+            .args(args)
+            .env_remove("DELTA_API_KEY")
+            .env_remove("OPENAI_API_KEY");
+        command
+    };
+    let replayed = delta_in(&[
+        "replay",
+        "--run-id",
+        "parent",
+        "-w",
+        "ws",
+        "--new-run-id",
+        "replayed",
+        "--environment",
+        "bwrap",
+    ])
+    .env("DELTA_BASE_URL", "http://127.0.0.1:9/v1")
+    .output()
+    .expect("delta replay");
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "identical: {}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    let files = crate::support::run::run_files(&parent.workspace, "replayed");
+    let of = |files: &crate::support::run::RunFiles, kind: &str| -> Vec<Value> {
+        files
+            .journal()
+            .into_iter()
+            .filter(|e| e["type"] == kind)
+            .map(|e| e["payload"].clone())
+            .collect()
+    };
+    assert_eq!(of(&files, "RUN_START")[0]["environment"]["kind"], "bwrap");
+    assert_eq!(
+        of(&files, "ACTION_REQUEST")[0]["environment"]["kind"],
+        "bwrap"
+    );
+
+    let model = mock(&super::support::sh_script(&["echo forked".to_owned()]));
+    let forked = delta_in(&[
+        "fork",
+        "--run-id",
+        "parent",
+        "-w",
+        "ws",
+        "--at",
+        "1",
+        "--new-run-id",
+        "forked",
+        "--environment",
+        "landlock",
+    ])
+    .env("DELTA_BASE_URL", model.base_url())
+    .env("DELTA_API_KEY", crate::support::run::API_KEY)
+    .output()
+    .expect("delta fork");
+    assert_eq!(
+        forked.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&forked.stderr)
+    );
+    let files = crate::support::run::run_files(&parent.workspace, "forked");
+    let requests = of(&files, "ACTION_REQUEST");
+    assert_eq!(
+        requests.last().expect("the forked call")["environment"]["kind"],
+        "landlock"
+    );
+    assert_eq!(files.metadata()["environment"]["kind"], "landlock");
+}
