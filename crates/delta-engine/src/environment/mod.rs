@@ -380,6 +380,24 @@ fn landlock_paths<'a>(
     }
 }
 
+/// The entries of the agent directory a confined tool may read: all but its `.env` (the
+/// API key may be there) and its numbered workspaces (other runs' work). Entry by entry,
+/// because neither Landlock nor a container runtime can carve a hole in a granted tree.
+fn agent_entries(agent_home: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(agent_home) else {
+        return Vec::new();
+    };
+    let mut entries: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|entry| {
+            entry.file_name() != ".env" && entry.file_name() != crate::workspace::WORKSPACES_DIR
+        })
+        .map(|entry| entry.path())
+        .collect();
+    entries.sort();
+    entries
+}
+
 /// Whether `tool`'s command runs delta-sessions.
 fn runs_sessions(tool: &ToolSpec) -> bool {
     tool.command.iter().any(|part| match part {

@@ -404,10 +404,13 @@ fn tool_expand_shows_the_wrapped_commands() {
       start: >-
         /usr/bin/podman run -d --name 'delta-<RUN_ID>-[WORKSPACE_HASH]' --label
         'delta.run=<RUN_ID>' --label 'delta.workspace=[TEMP]' '--pull=never' --network
-        none -v [TEMP]/agent:[TEMP]/agent:ro -v
-        [TEMP]:[TEMP] -v
-        [TEMP]/.delta:[TEMP]/.delta:ro --workdir [TEMP]
-        localhost/delta-busybox:latest sh -c 'while :; do sleep 3600; done'
+        none -v
+        [TEMP]/agent/agent.yaml:[TEMP]/agent/agent.yaml:ro -v
+        [TEMP]/agent/context.yaml:[TEMP]/agent/context.yaml:ro -v
+        [TEMP]/agent/system_prompt.md:[TEMP]/agent/system_prompt.md:ro -v
+        [TEMP]:[TEMP] -v [TEMP]/.delta:[TEMP]/.delta:ro --workdir
+        [TEMP] localhost/delta-busybox:latest sh -c 'while :; do sleep
+        3600; done'
       tools:
         - name: list_files
           runs_as: >-
@@ -605,4 +608,39 @@ fn replay_and_fork_take_the_environment_flags() {
         "landlock"
     );
     assert_eq!(files.metadata()["environment"]["kind"], "landlock");
+}
+
+/// The agent directory is readable (its tools' scripts), but not its `.env` (the key may be
+/// there) nor its numbered workspaces (other runs' work).
+#[test]
+fn the_agent_directory_is_readable_but_not_its_env_file_nor_other_workspaces() {
+    require_components();
+    for kind in CONFINED {
+        let run = Sh {
+            scripts: vec![
+                "cat ../agent/system_prompt.md".to_owned(),
+                "cat ../agent/.env 2>&1; cat ../agent/workspaces/W002/result.txt 2>&1; true"
+                    .to_owned(),
+            ],
+            args: kind_args(kind),
+            ..Sh::default()
+        }
+        .run(|dir: &Path| {
+            std::fs::write(dir.join("agent/.env"), "SOME_TOKEN=agent-env-secret\n").expect(".env");
+            std::fs::create_dir_all(dir.join("agent/workspaces/W002")).expect("W002");
+            std::fs::write(
+                dir.join("agent/workspaces/W002/result.txt"),
+                "another-runs-result\n",
+            )
+            .expect("result.txt");
+        });
+        assert_eq!(run.output.status.code(), Some(0), "{kind}: {}", run.said());
+        let seen = run.observations();
+        assert_eq!(seen[0], "You are a test agent.\n", "{kind}");
+        assert!(
+            !seen[1].contains("agent-env-secret") && !seen[1].contains("another-runs-result"),
+            "{kind}: {}",
+            seen[1]
+        );
+    }
 }
