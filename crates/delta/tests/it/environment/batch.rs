@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::support::{CONFINED, SH_AGENT, kind_args, require_components};
+use super::support::{CONFINED, SH_AGENT, assert_success, kind_args, payloads, require_components};
 use crate::support::harness::Test;
 use crate::support::run::{delta, mock, run_files};
 
@@ -31,12 +31,7 @@ fn batch_runs_tasks_in_every_kind() {
             ])
             .args(kind_args(kind));
         let output = test.cmd().output().expect("run delta batch");
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{kind}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert_success(&output, kind);
         let manifest: Value = serde_json::from_str(
             &std::fs::read_to_string(test.path().join("out/batch.json")).expect("batch.json"),
         )
@@ -44,14 +39,7 @@ fn batch_runs_tasks_in_every_kind() {
         assert_eq!(manifest["environment"], kind);
         for task in ["t1", "t2"] {
             let files = run_files(&test.path().join("out/runs").join(task), task);
-            let journal = files.journal();
-            let of = |kind: &str| {
-                journal
-                    .iter()
-                    .find(|e| e["type"] == kind)
-                    .map(|e| e["payload"].clone())
-                    .unwrap_or_else(|| panic!("no {kind} in {task}"))
-            };
+            let of = |event: &str| payloads(&files, event)[0].clone();
             assert_eq!(of("RUN_START")["environment"]["kind"], kind);
             assert_eq!(of("ACTION_REQUEST")["environment"]["kind"], kind);
             let seen = of("ACTION_RESULT")["observation_content"]

@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use serde_json::Value;
-
-use super::support::{IMAGE, SH_AGENT, kind_args, require_components, sh_script};
+use super::support::{
+    IMAGE, SH_AGENT, assert_success, kind_args, payloads, require_components, sh_script,
+};
 use crate::support::harness::Test;
 use crate::support::run::{RunFiles, delta, mock, only_run, wait_until};
 
@@ -38,7 +38,7 @@ fn killed_container_run() -> Killed {
     child.kill().expect("SIGKILL delta");
     let _ = child.wait();
     let files = only_run(&workspace);
-    let start = &event(&files, "RUN_START")[0]["environment"];
+    let start = &payloads(&files, "RUN_START")[0]["environment"];
     let container = start["container"].as_str().expect("container").to_owned();
     Killed {
         run_id: files.metadata()["run_id"]
@@ -50,15 +50,6 @@ fn killed_container_run() -> Killed {
         workspace,
         test,
     }
-}
-
-fn event(files: &RunFiles, kind: &str) -> Vec<Value> {
-    files
-        .journal()
-        .into_iter()
-        .filter(|e| e["type"] == kind)
-        .map(|e| e["payload"].clone())
-        .collect()
 }
 
 fn container_exists(name: &str) -> bool {
@@ -86,26 +77,21 @@ fn continue_after_kill_9_reuses_the_container() {
     let killed = killed_container_run();
     assert!(container_exists(&killed.container), "SIGKILL left it");
     let (output, files) = continue_it(&killed);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let requests = event(&files, "ACTION_REQUEST");
+    assert_success(&output, "delta continue");
+    let requests = payloads(&files, "ACTION_REQUEST");
     let last = requests.last().expect("the continued call");
     assert_eq!(
         last["environment"]["container_id"],
         killed.container_id.as_str()
     );
-    let results = event(&files, "ACTION_RESULT");
+    let results = payloads(&files, "ACTION_RESULT");
     assert_eq!(
         results.last().expect("its result")["observation_content"],
         "kept\n"
     );
     let metadata = files.metadata();
     assert_eq!(metadata["environment"]["container_created"], false);
-    assert!(event(&files, "SYSTEM_MESSAGE").is_empty());
+    assert!(payloads(&files, "SYSTEM_MESSAGE").is_empty());
     assert!(!container_exists(&killed.container), "removed at the end");
     drop(killed.test);
 }
@@ -119,13 +105,8 @@ fn a_vanished_container_is_made_anew_with_a_note() {
         .expect("podman rm");
     assert!(removed.success());
     let (output, files) = continue_it(&killed);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let notes = event(&files, "SYSTEM_MESSAGE");
+    assert_success(&output, "delta continue");
+    let notes = payloads(&files, "SYSTEM_MESSAGE");
     let note = notes
         .iter()
         .find(|note| {
@@ -140,13 +121,13 @@ fn a_vanished_container_is_made_anew_with_a_note() {
             .is_some_and(|text| text.contains(IMAGE) && text.contains("was lost")),
         "{note:#}"
     );
-    let last = event(&files, "ACTION_REQUEST");
+    let last = payloads(&files, "ACTION_REQUEST");
     let last = last.last().expect("the continued call");
     assert_ne!(
         last["environment"]["container_id"],
         killed.container_id.as_str()
     );
-    let results = event(&files, "ACTION_RESULT");
+    let results = payloads(&files, "ACTION_RESULT");
     let seen = results.last().expect("its result")["observation_content"]
         .as_str()
         .expect("text")

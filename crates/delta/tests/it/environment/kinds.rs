@@ -9,7 +9,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::support::{
-    CONFINED, IMAGE, SH_AGENT, Sh, TOOLS_IMAGE, kind_args, outside_tmp, require_components,
+    CONFINED, IMAGE, SH_AGENT, Sh, TOOLS_IMAGE, assert_success, kind_args, outside_tmp, payloads,
+    require_components,
 };
 use crate::support::harness::Test;
 use crate::support::run::{assert_consistent, delta, hello_world, mock};
@@ -317,26 +318,14 @@ fn mcp_stdio_servers_run_inside_the_environment() {
         )
         .args(["run", "--agent", "agent", "-w", "ws", "-y", "-m", "where?"]);
         let output = test.cmd().output().expect("run delta");
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{kind}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert_success(&output, kind);
         let files = crate::support::run::only_run(&test.path().join("ws"));
-        let journal = files.journal();
-        let request = journal
-            .iter()
-            .find(|e| e["type"] == "ACTION_REQUEST")
-            .expect("a call");
-        assert_eq!(request["payload"]["environment"]["kind"], kind);
-        let result = journal
-            .iter()
-            .find(|e| e["type"] == "ACTION_RESULT")
-            .expect("a result");
-        let seen = result["payload"]["observation_content"]
-            .as_str()
-            .expect("text");
+        assert_eq!(
+            payloads(&files, "ACTION_REQUEST")[0]["environment"]["kind"],
+            kind
+        );
+        let results = payloads(&files, "ACTION_RESULT");
+        let seen = results[0]["observation_content"].as_str().expect("text");
         assert!(seen.contains(expected), "{kind}: the server saw {seen:?}");
     }
 }
@@ -556,24 +545,14 @@ fn replay_and_fork_take_the_environment_flags() {
     .env("DELTA_BASE_URL", "http://127.0.0.1:9/v1")
     .output()
     .expect("delta replay");
-    assert_eq!(
-        replayed.status.code(),
-        Some(0),
-        "identical: {}",
-        String::from_utf8_lossy(&replayed.stderr)
-    );
+    assert_success(&replayed, "identical");
     let files = crate::support::run::run_files(&parent.workspace, "replayed");
-    let of = |files: &crate::support::run::RunFiles, kind: &str| -> Vec<Value> {
-        files
-            .journal()
-            .into_iter()
-            .filter(|e| e["type"] == kind)
-            .map(|e| e["payload"].clone())
-            .collect()
-    };
-    assert_eq!(of(&files, "RUN_START")[0]["environment"]["kind"], "bwrap");
     assert_eq!(
-        of(&files, "ACTION_REQUEST")[0]["environment"]["kind"],
+        payloads(&files, "RUN_START")[0]["environment"]["kind"],
+        "bwrap"
+    );
+    assert_eq!(
+        payloads(&files, "ACTION_REQUEST")[0]["environment"]["kind"],
         "bwrap"
     );
 
@@ -595,14 +574,9 @@ fn replay_and_fork_take_the_environment_flags() {
     .env("DELTA_API_KEY", crate::support::run::API_KEY)
     .output()
     .expect("delta fork");
-    assert_eq!(
-        forked.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&forked.stderr)
-    );
+    assert_success(&forked, "delta fork");
     let files = crate::support::run::run_files(&parent.workspace, "forked");
-    let requests = of(&files, "ACTION_REQUEST");
+    let requests = payloads(&files, "ACTION_REQUEST");
     assert_eq!(
         requests.last().expect("the forked call")["environment"]["kind"],
         "landlock"

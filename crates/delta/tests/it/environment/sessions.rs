@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::support::{IMAGE, TOOLS_IMAGE, require_components};
+use super::support::{IMAGE, TOOLS_IMAGE, assert_success, payloads, require_components};
 use crate::support::harness::{ROOT, Test};
 use crate::support::run::{assert_consistent, delta, mock, only_run};
 
@@ -49,22 +49,13 @@ fn run_example(
 
 /// The observations of the finished run, parsed as delta-sessions' JSON.
 fn observations(test: &Test, output: &std::process::Output, what: &str) -> Vec<Value> {
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{what}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(output, what);
     let files = only_run(&test.path().join("ws"));
     assert_consistent(&files, "COMPLETED");
-    files
-        .journal()
+    payloads(&files, "ACTION_RESULT")
         .iter()
-        .filter(|event| event["type"] == "ACTION_RESULT")
-        .map(|event| {
-            let text = event["payload"]["observation_content"]
-                .as_str()
-                .expect("text");
+        .map(|result| {
+            let text = result["observation_content"].as_str().expect("text");
             serde_json::from_str(text).unwrap_or_else(|e| panic!("{what}: {e}: {text}"))
         })
         .collect()
