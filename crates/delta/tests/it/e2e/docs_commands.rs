@@ -132,7 +132,7 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
     ),
     (
         "examples/environments/README.md",
-        "./examples/environments/try.sh landlock",
+        "./examples/environments/try.sh host",
         Run(""),
     ),
     (
@@ -200,7 +200,7 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
     ("docs/environments.md", "delta env probe", Run("")),
     (
         "docs/environments.md",
-        "./examples/environments/try.sh landlock",
+        "./examples/environments/try.sh host",
         Run(""),
     ),
     (
