@@ -618,3 +618,50 @@ fn the_agent_directory_is_readable_but_not_its_env_file_nor_other_workspaces() {
         );
     }
 }
+
+/// Without root (as on a cluster node): bwrap through unprivileged user namespaces, and
+/// Landlock, which needs neither. Run as `nobody` when the tests run as root.
+#[test]
+fn a_user_without_root_runs_landlock_and_bwrap() {
+    require_components();
+    let as_root = std::fs::metadata("/proc/self")
+        .is_ok_and(|meta| std::os::unix::fs::MetadataExt::uid(&meta) == 0);
+    let wrap: Vec<String> = if as_root {
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    } else {
+        Vec::new()
+    };
+    for kind in ["landlock", "bwrap"] {
+        let run = Sh {
+            scripts: vec![
+                "id -u; tr '\\0' ' ' < /proc/1/cmdline 2>/dev/null | cut -d' ' -f1; true"
+                    .to_owned(),
+            ],
+            args: kind_args(kind),
+            wrap: wrap.clone(),
+            ..Sh::default()
+        }
+        .run(|dir: &Path| {
+            // The test directory is the user's to write in.
+            for path in [dir, &dir.join("ws")] {
+                std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+                    .expect("chmod");
+            }
+        });
+        assert_eq!(run.output.status.code(), Some(0), "{kind}: {}", run.said());
+        let seen = &run.observations()[0];
+        assert!(!seen.starts_with("0\n"), "{kind} ran as root: {seen}");
+        if kind == "bwrap" {
+            assert!(seen.ends_with("bwrap\n"), "{kind}: {seen}");
+        }
+        assert_eq!(run.events("RUN_START")[0]["environment"]["kind"], kind);
+    }
+}
