@@ -151,6 +151,7 @@ fn write_journal(path: &Path, events: usize) {
             run_id: RunId::parse("bench").unwrap(),
             task: "Summarize every file in the workspace.".to_owned(),
             agent_ref: "/agents/bench".to_owned(),
+            environment: None,
         }))
         .unwrap();
     let observation = "line of tool output that the model reads back\n".repeat(5);
@@ -179,6 +180,7 @@ fn write_journal(path: &Path, events: usize) {
                     .unwrap(),
                 resolved_command: Some(format!("cat file-{cycle}.txt")),
                 subagent: None,
+                environment: None,
             }),
             EventPayload::ActionResult(ActionResult {
                 action_id: action_id.clone(),
@@ -279,6 +281,7 @@ fn timed_run(
             fsync: FsyncPolicy::OnSync,
             replay_of: None,
             called_by: None,
+            environment: None,
         };
         let active =
             ActiveRun::begin(Origin::New(Box::new(new)), &agent, OutputPolicy::default()).unwrap();

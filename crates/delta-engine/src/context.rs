@@ -606,6 +606,7 @@ mod tests {
             run_id: RunId::parse("r1").unwrap(),
             task: task.to_owned(),
             agent_ref: "/a".to_owned(),
+            environment: None,
         })
     }
 
@@ -635,6 +636,7 @@ mod tests {
             tool_args: serde_json::Map::new(),
             resolved_command: None,
             subagent: None,
+            environment: None,
         })
     }
 

@@ -38,12 +38,13 @@ use crate::engine::{
     self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, Limits, NewRun, Observer, Origin,
     Shutdown, Tree,
 };
+use crate::environment::{self, Ending, Environment, EnvironmentChoice, Kind, Prepared, Setting};
 use crate::journal::FsyncPolicy;
-use crate::llm::{ChatModel, LlmClient, ModelApi, prices, resolve_credentials_for};
+use crate::llm::{ChatModel, LlmClient, ModelApi, env_files, prices, resolve_credentials_for};
 use crate::output::RunResult;
 use crate::process::OutputPolicy;
 use crate::resume::{self, ContinueOptions, Entry, ResumeReport};
-use crate::run::{CalledBy, ReplayRef, RunId, RunPaths, RunStateError};
+use crate::run::{CalledBy, ReplayRef, RunId, RunPaths, RunStateError, RunStatus};
 use crate::secrets::Redactor;
 use crate::subagent::subtree_of;
 use crate::workspace::{Choice, check_workspace_path, ensure_workspace, numbered_id};
@@ -66,6 +67,8 @@ pub struct LaunchSpec {
     pub output_schema: Option<PathBuf>,
     /// `Some(false)`: never offer `ask_human` (wins over agent.yaml's `ask_human`).
     pub ask_human: Option<bool>,
+    /// `--environment`, `--environment-image` (win over agent.yaml's `environment:`).
+    pub environment: EnvironmentChoice,
 }
 
 /// Which run a [`LaunchSpec`] drives.
@@ -153,6 +156,12 @@ pub struct Launch {
     pending: Pending,
     /// The recordings that answer the run's sub-agents (a replay).
     children: Option<Arc<dyn ChildModels>>,
+    /// Where the tools will run, checked (its image built), not started yet.
+    environment: Prepared,
+    /// The run's record says it ran in a container before (a continued run).
+    had_container: bool,
+    /// The command line's `--environment` choice, which the run's sub-agents inherit.
+    choice: EnvironmentChoice,
 }
 
 /// The run [`Launch::drive`] creates or takes over.
@@ -199,6 +208,7 @@ impl Launch {
     /// Every [`LaunchError`] but those of driving; nothing of the run exists yet.
     pub fn prepare(spec: LaunchSpec, frontend: &mut dyn Frontend) -> Result<Self, LaunchError> {
         let asked = spec.limits();
+        let choice = &spec.environment;
         match spec.start {
             Start::New {
                 agent,
@@ -212,7 +222,7 @@ impl Launch {
                 task,
                 workspace.as_deref(),
                 run_id,
-                (spec.max_iterations, &asked),
+                (spec.max_iterations, &asked, choice),
                 frontend,
             ),
             Start::Continue {
@@ -225,14 +235,14 @@ impl Launch {
                 run_id,
                 message,
                 force,
-                (spec.max_iterations, &asked),
+                (spec.max_iterations, &asked, choice),
                 frontend,
             ),
             Start::Replay(replay) => {
-                prepare_replay(*replay, (spec.max_iterations, &asked), frontend)
+                prepare_replay(*replay, (spec.max_iterations, &asked, choice), frontend)
             }
             Start::Child(child) => {
-                child::prepare_child(*child, (spec.max_iterations, &asked), frontend)
+                child::prepare_child(*child, (spec.max_iterations, &asked, choice), frontend)
             }
         }
     }
@@ -264,7 +274,8 @@ impl Launch {
             .map_err(LaunchError::Runtime)?;
         runtime.block_on(async {
             let shutdown = Shutdown::on_signals().map_err(LaunchError::Runtime)?;
-            let spawner = LaunchSpawner::new(human.clone(), self.children.clone());
+            let spawner =
+                LaunchSpawner::new(human.clone(), self.children.clone(), self.choice.clone());
             let tree = Tree::root(&self.agent, Arc::new(spawner));
             self.drive_nested(observer, human, frontend, shutdown, tree)
                 .await
@@ -272,8 +283,9 @@ impl Launch {
     }
 
     /// What [`Launch::drive`] does once the runtime and the signal handlers exist: the
-    /// run created or taken over and driven, at its place `tree` in a tree of runs. A
-    /// sub-agent is driven this way inside its caller's process.
+    /// run's environment started, the run created or taken over and driven, at its place
+    /// `tree` in a tree of runs. A sub-agent is driven this way inside its caller's
+    /// process.
     ///
     /// # Errors
     /// As [`Launch::drive`].
@@ -285,25 +297,63 @@ impl Launch {
         shutdown: Shutdown,
         tree: Tree,
     ) -> Result<Finished, LaunchError> {
-        let paths = match self.begin(frontend)? {
-            Begun::Active(active) => {
-                let mut active = active.with_tree(tree).with_limits(self.limits.clone());
-                if let Some(human) = human {
-                    active = active.with_human(human);
-                }
-                active
-                    .drive(&self.agent, self.llm.as_ref(), observer, shutdown)
-                    .await?
+        let (begun, environment) = self.begin(frontend).await?;
+        let mut active = match begun {
+            Begun::Active(active) => active.with_tree(tree).with_limits(self.limits.clone()),
+            Begun::Finished(paths) => {
+                environment.shutdown(Ending::Paused);
+                let result = RunResult::load(&paths)?;
+                return Ok(Finished { paths, result });
             }
-            Begun::Finished(paths) => paths,
         };
+        active = match active.with_environment(&environment) {
+            Ok(active) => active,
+            Err(error) => {
+                environment.shutdown(Ending::Paused);
+                return Err(error.into());
+            }
+        };
+        if let Some(human) = human {
+            active = active.with_human(human);
+        }
+        let driven = active
+            .drive(&self.agent, self.llm.as_ref(), observer, shutdown)
+            .await;
+        // A run that waits for an answer (or whose end could not be recorded) keeps its
+        // container for `delta continue`.
+        let ending = match &driven {
+            Ok(paths) => match crate::run::read_metadata(&paths.metadata()) {
+                Ok(metadata) if metadata.status != RunStatus::WaitingForInput => Ending::Over,
+                Ok(_) | Err(_) => Ending::Paused,
+            },
+            Err(_) => Ending::Paused,
+        };
+        environment.shutdown(ending);
+        let paths = driven?;
         let result = RunResult::load(&paths)?;
         Ok(Finished { paths, result })
     }
 
+    /// Starts the run's environment and checks the tools' programs in it: nothing of the
+    /// run exists yet, and a failure leaves nothing behind.
+    async fn start_environment(&self, run_id: &RunId) -> Result<Environment, LaunchError> {
+        let environment = self
+            .environment
+            .start(run_id.as_str(), self.had_container)?;
+        if let Err(error) = environment.check_programs().await {
+            environment.shutdown(Ending::Paused);
+            return Err(error.into());
+        }
+        Ok(environment)
+    }
+
     /// The run as an [`ActiveRun`]: created, or taken over; or, taken over, already at
-    /// its end ([`Entry::Finished`]).
-    fn begin(&self, frontend: &mut dyn Frontend) -> Result<Begun, LaunchError> {
+    /// its end ([`Entry::Finished`]); with its environment, started first, so that RUN_START
+    /// can say what it enforces and nothing of the run exists when it cannot be started.
+    async fn begin(
+        &self,
+        frontend: &mut dyn Frontend,
+    ) -> Result<(Begun, Environment), LaunchError> {
         match &self.pending {
             Pending::New {
                 workspace,
@@ -319,6 +369,16 @@ impl Launch {
                         Some(id) => id.clone(),
                         None => RunId::generate(chrono::Utc::now()),
                     };
+                    attempts += 1;
+                    // A generated id that is taken is replaced before a container is
+                    // named after it.
+                    if run_id.is_none()
+                        && attempts < GENERATED_ID_ATTEMPTS
+                        && RunPaths::new(workspace, &id).dir().exists()
+                    {
+                        continue;
+                    }
+                    let environment = self.start_environment(&id).await?;
                     let new = NewRun {
                         workspace,
                         workspace_id: workspace_id.clone(),
@@ -328,19 +388,22 @@ impl Launch {
                         fsync: self.fsync,
                         replay_of: replay_of.clone(),
                         called_by: called_by.clone(),
+                        environment: environment.report().cloned().map(Box::new),
                     };
-                    attempts += 1;
                     match ActiveRun::begin(
                         Origin::New(Box::new(new)),
                         &self.agent,
                         self.output.clone(),
                     ) {
                         Err(engine::EngineError::RunState(RunStateError::RunExists { .. }))
-                            if run_id.is_none() && attempts < GENERATED_ID_ATTEMPTS => {}
-                        other => {
-                            return other
-                                .map(|active| Begun::Active(Box::new(active)))
-                                .map_err(LaunchError::from);
+                            if run_id.is_none() && attempts < GENERATED_ID_ATTEMPTS =>
+                        {
+                            environment.shutdown(Ending::Over);
+                        }
+                        Ok(active) => return Ok((Begun::Active(Box::new(active)), environment)),
+                        Err(error) => {
+                            environment.shutdown(Ending::Over);
+                            return Err(error.into());
                         }
                     }
                 }
@@ -358,16 +421,30 @@ impl Launch {
                     fsync: self.fsync,
                     redactor: self.output.redactor.clone(),
                 };
-                let resumed = resume::take_over(workspace, run_id, &options)?;
+                let environment = self.start_environment(run_id).await?;
+                let resumed = match resume::take_over(workspace, run_id, &options) {
+                    Ok(resumed) => resumed,
+                    Err(error) => {
+                        environment.shutdown(Ending::Paused);
+                        return Err(error.into());
+                    }
+                };
                 frontend.took_over(&resumed.report);
                 if resumed.report.entry == Entry::Finished {
-                    return Ok(Begun::Finished(resumed.paths));
+                    return Ok((Begun::Finished(resumed.paths), environment));
                 }
-                Ok(Begun::Active(Box::new(ActiveRun::begin(
+                let active = ActiveRun::begin(
                     Origin::Continued(Box::new(resumed)),
                     &self.agent,
                     self.output.clone(),
-                )?)))
+                );
+                match active {
+                    Ok(active) => Ok((Begun::Active(Box::new(active)), environment)),
+                    Err(error) => {
+                        environment.shutdown(Ending::Paused);
+                        Err(error.into())
+                    }
+                }
             }
         }
     }
@@ -387,7 +464,7 @@ fn prepare_new(
     task: String,
     work_dir: Option<&Path>,
     run_id: Option<RunId>,
-    (max_iterations, asked): (Option<u32>, &AskedLimits),
+    (max_iterations, asked, choice): (Option<u32>, &AskedLimits, &EnvironmentChoice),
     frontend: &mut dyn Frontend,
 ) -> Result<Launch, LaunchError> {
     let agent = config::load_agent(agent_path, cwd)?;
@@ -399,20 +476,26 @@ fn prepare_new(
     if let Some(dir) = work_dir {
         check_workspace_path(dir)?;
     }
-    let choice = Choice::decide(&agent.home, work_dir, |previous| {
+    let workspace_choice = Choice::decide(&agent.home, work_dir, |previous| {
         frontend.reuse_workspace(previous)
     })?;
     // A missing key fails here, before anything is created.
-    let (llm, output) = connect(agent.llm.api, &choice.env_dir(&agent.home), &agent.home)?;
+    let (llm, output, key_file) = connect(
+        agent.llm.api,
+        &workspace_choice.env_dir(&agent.home),
+        &agent.home,
+    )?;
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
     // What the limits refuse (an unknown price, a bad schema) is refused before anything
     // is created; they are decided again below from the agent as reloaded.
     asked.decide(&agent, Budget::default())?;
 
-    let (workspace, workspace_id) = choice.create(&agent.home)?;
+    let (workspace, workspace_id) = workspace_choice.create(&agent.home)?;
     let agent = config::load_agent(agent_path, &workspace)?;
     let max_iterations = budget(max_iterations, &agent);
     let limits = asked.decide(&agent, Budget::default())?;
+    let environment =
+        prepare_environment(&agent, &workspace, choice, key_file.as_deref(), &output)?;
     Ok(Launch {
         limits,
         agent,
@@ -420,6 +503,9 @@ fn prepare_new(
         output,
         fsync,
         max_iterations,
+        environment,
+        had_container: false,
+        choice: choice.clone(),
         pending: Pending::New {
             workspace,
             workspace_id,
@@ -436,7 +522,7 @@ fn prepare_new(
 /// the workspace; no credentials (the redactor still knows the keys tools inherit).
 fn prepare_replay(
     replay: ReplayStart,
-    (max_iterations, asked): (Option<u32>, &AskedLimits),
+    (max_iterations, asked, choice): (Option<u32>, &AskedLimits, &EnvironmentChoice),
     frontend: &mut dyn Frontend,
 ) -> Result<Launch, LaunchError> {
     let workspace = ensure_workspace(&replay.workspace)?.root().to_path_buf();
@@ -448,6 +534,7 @@ fn prepare_replay(
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
     let limits = asked.decide(&agent, Budget::default())?;
     let workspace_id = numbered_id(&agent.home, &workspace);
+    let environment = prepare_environment(&agent, &workspace, choice, None, &output)?;
     Ok(Launch {
         limits,
         max_iterations: budget(max_iterations, &agent),
@@ -455,6 +542,9 @@ fn prepare_replay(
         llm: replay.model,
         output,
         fsync,
+        environment,
+        had_container: false,
+        choice: choice.clone(),
         pending: Pending::New {
             workspace,
             workspace_id,
@@ -472,7 +562,7 @@ fn prepare_continue(
     run_id: RunId,
     message: Option<String>,
     force: bool,
-    (max_iterations, asked): (Option<u32>, &AskedLimits),
+    (max_iterations, asked, choice): (Option<u32>, &AskedLimits, &EnvironmentChoice),
     frontend: &mut dyn Frontend,
 ) -> Result<Launch, LaunchError> {
     let (paths, recorded) = resume::inspect(&workspace, &run_id)?;
@@ -491,7 +581,7 @@ fn prepare_continue(
     for warning in &agent.warnings {
         frontend.warning(warning);
     }
-    let (llm, output) = connect(agent.llm.api, &workspace, &agent.home)?;
+    let (llm, output, key_file) = connect(agent.llm.api, &workspace, &agent.home)?;
     let max_iterations = budget(max_iterations, &agent);
     let recorded_budget = recorded
         .budget
@@ -511,6 +601,12 @@ fn prepare_continue(
             return Err(LaunchError::BudgetSpent { exceeded });
         }
     }
+    let environment =
+        prepare_environment(&agent, &workspace, choice, key_file.as_deref(), &output)?;
+    let had_container = recorded
+        .environment
+        .as_ref()
+        .is_some_and(|report| report.kind == Kind::Container);
     Ok(Launch {
         limits,
         agent,
@@ -518,6 +614,9 @@ fn prepare_continue(
         output,
         fsync,
         max_iterations,
+        environment,
+        had_container,
+        choice: choice.clone(),
         pending: Pending::Continue {
             workspace,
             run_id,
@@ -536,15 +635,41 @@ fn connect(
     api: ModelApi,
     env_dir: &Path,
     agent_home: &Path,
-) -> Result<(Arc<LlmClient>, OutputPolicy), LaunchError> {
+) -> Result<(Arc<LlmClient>, OutputPolicy, Option<PathBuf>), LaunchError> {
     let credentials = resolve_credentials_for(api, env_dir, agent_home, env_var)?;
     let settings = client_settings(env_var)?;
     let output = OutputPolicy::new(
         output_limit(env_var)?,
         Redactor::for_run(&credentials, env_var),
     );
+    let key_file = credentials
+        .api_key_origin()
+        .and_then(|origin| origin.source.env_file())
+        .map(Path::to_path_buf);
     let llm = Arc::new(LlmClient::new(credentials, settings)?);
-    Ok((llm, output))
+    Ok((llm, output, key_file))
+}
+
+/// The run's environment checked (and a container's image built) before anything of the
+/// run is created: agent.yaml's `environment:` with the command line's choice.
+pub(super) fn prepare_environment(
+    agent: &Agent,
+    workspace: &Path,
+    choice: &EnvironmentChoice,
+    key_file: Option<&Path>,
+    output: &OutputPolicy,
+) -> Result<Prepared, LaunchError> {
+    let config = agent.environment.with_choice(choice)?;
+    let setting = Setting {
+        config: &config,
+        agent_home: &agent.home,
+        workspace,
+        tools: &agent.tools,
+        key_file,
+        env_files: env_files(workspace, &agent.home),
+        redactor: &output.redactor,
+    };
+    Ok(environment::prepare(&setting)?)
 }
 
 /// Checks what a new run of `agent` would take from the environment `env` and refuse:

@@ -12,6 +12,7 @@ pub mod budget;
 pub mod config;
 pub mod context;
 pub mod engine;
+pub mod environment;
 pub mod export;
 pub mod fork;
 pub mod hooks;

@@ -92,6 +92,8 @@ pub struct ReplaySpec {
     pub workspace_from: Option<PathBuf>,
     /// Stop at the first divergence, an observation's included.
     pub until_divergence: bool,
+    /// Where the replay's tools run (`--environment`, `--environment-image`).
+    pub environment: crate::environment::EnvironmentChoice,
 }
 
 /// A replay ready to be launched.
@@ -156,6 +158,7 @@ pub fn prepare(spec: &ReplaySpec) -> Result<Replay, ReplayError> {
         budget: Budget::default(),
         output_schema: None,
         ask_human: None,
+        environment: spec.environment.clone(),
     };
     Ok(Replay {
         launch,

@@ -448,6 +448,7 @@ fn mend_journal(
             run_id: metadata.run_id.clone(),
             task: metadata.task.clone(),
             agent_ref: metadata.agent_home.display().to_string(),
+            environment: None,
         }))?;
         mended.run_start_restored = true;
     }

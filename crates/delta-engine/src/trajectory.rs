@@ -598,6 +598,7 @@ mod tests {
             tool_args: serde_json::Map::new(),
             resolved_command: Some(command.into()),
             subagent: None,
+            environment: None,
         }
     }
 

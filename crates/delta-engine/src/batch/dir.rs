@@ -32,6 +32,12 @@ pub struct Manifest {
     /// `--max-cost-usd` over the whole batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost_usd: Option<f64>,
+    /// `--environment` of `delta batch run`: where every task's tools run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::Kind>,
+    /// `--environment-image` of `delta batch run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment_image: Option<String>,
     /// The tasks, as loaded (paths absolute).
     pub tasks: Vec<Task>,
     /// Slurm submissions, oldest first.

@@ -35,6 +35,8 @@ pub struct BatchSpec {
     pub retries: u32,
     /// No task starts once the batch's estimated cost reaches this.
     pub max_cost_usd: Option<f64>,
+    /// Where every task's tools run (`--environment`, `--environment-image`).
+    pub environment: crate::environment::EnvironmentChoice,
 }
 
 /// Why a batch cannot run or be read.
@@ -212,6 +214,8 @@ pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest, DriverLock), Bat
         agent: agent.home,
         retries: spec.retries,
         max_cost_usd: spec.max_cost_usd,
+        environment: spec.environment.kind,
+        environment_image: spec.environment.image.clone(),
         tasks,
         slurm: Vec::new(),
     };
@@ -237,6 +241,10 @@ pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest, DriverLock), Bat
         existing.retries = spec.retries;
         existing.max_cost_usd = spec.max_cost_usd;
         existing.tasks = manifest.tasks;
+        existing.environment = spec.environment.kind;
+        existing
+            .environment_image
+            .clone_from(&spec.environment.image);
         dir.write_manifest(&existing)?;
         return Ok((dir, existing, lock));
     }

@@ -70,6 +70,8 @@ pub struct TaskRunner {
     pub dir: BatchDir,
     /// The batch's agent.
     pub agent: PathBuf,
+    /// `--environment` and `--environment-image` for every run.
+    pub environment: Vec<String>,
 }
 
 /// How a child ended: its exit code (`None`: killed by a signal) and the end of its
@@ -87,6 +89,18 @@ impl TaskRunner {
             delta: delta.to_path_buf(),
             dir: dir.clone(),
             agent: manifest.agent.clone(),
+            environment: manifest
+                .environment
+                .map(|kind| ["--environment".to_owned(), kind.as_str().to_owned()])
+                .into_iter()
+                .flatten()
+                .chain(
+                    manifest
+                        .environment_image
+                        .iter()
+                        .flat_map(|image| ["--environment-image".to_owned(), image.clone()]),
+                )
+                .collect(),
         }
     }
 
@@ -425,6 +439,7 @@ impl TaskRunner {
             "json".to_owned(),
         ];
         // Checked when the task file was loaded, by the parsers the child uses.
+        args.extend(self.environment.iter().cloned());
         args.extend(task.limit_args().unwrap_or_default());
         args
     }

@@ -9,7 +9,9 @@ use serde_saphyr::Spanned;
 use super::error::{ConfigError, sanitize};
 use super::imports::McpServersYaml;
 use super::keys;
-use super::raw::{AgentYaml, BudgetYaml, DurationYaml, HookMap, LlmYaml, SubagentsYaml};
+use super::raw::{
+    AgentYaml, BudgetYaml, DurationYaml, EnvironmentYaml, HookMap, LlmYaml, SubagentsYaml,
+};
 use super::suggest;
 use super::yaml::{self, TopLevelKeys};
 use crate::budget::{Budget, parse_duration};
@@ -72,6 +74,8 @@ pub struct AgentFile {
     pub ask_human: bool,
     /// `subagents:`, checked, defaults applied.
     pub subagents: SubagentCaps,
+    /// `environment:` as written (checked by the loader, which knows the paths).
+    pub environment: Option<Spanned<EnvironmentYaml>>,
     /// Hooks in the deprecated location, with the key they were found under.
     pub legacy_hooks: Option<(&'static str, HookMap)>,
 }
@@ -138,6 +142,7 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
             Some(caps) => subagent_caps(caps.value, file)?,
             None => SubagentCaps::default(),
         },
+        environment: raw.environment,
         legacy_hooks,
     })
 }

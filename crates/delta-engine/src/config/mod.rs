@@ -7,6 +7,7 @@
 
 mod agent;
 mod context;
+mod environment;
 mod error;
 mod hooks;
 mod imports;
@@ -73,6 +74,8 @@ pub struct Agent {
     pub hooks: Hooks,
     /// The context recipe as of load time (the engine re-reads it every iteration).
     pub context: ContextManifest,
+    /// `environment:`: where tools run (the host when absent).
+    pub environment: crate::environment::EnvironmentConfig,
     /// Deprecations and ignored keys, for the CLI to print.
     pub warnings: Vec<String>,
 }
@@ -106,6 +109,9 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
     }
 
     let system_prompt = system_prompt(&home, &config_file, file.system_prompt.as_ref(), &vars)?;
+    let (environment, environment_warnings) =
+        environment::from_yaml(file.environment, &config_file, &vars, &home)?;
+    warnings.extend(environment_warnings);
 
     let hooks_file = home.join(HOOKS_YAML);
     let hooks = if yaml::exists(&hooks_file) {
@@ -165,6 +171,7 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
         ask_human: file.ask_human,
         hooks,
         context,
+        environment,
         warnings,
     })
 }

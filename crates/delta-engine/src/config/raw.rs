@@ -75,6 +75,11 @@ pub struct AgentYaml {
     /// Limits on the sub-agents this agent's agent tools start (docs/subagents.md).
     #[schemars(with = "Option<SubagentsYaml>")]
     pub subagents: Option<Spanned<SubagentsYaml>>,
+    /// Where tools run: on the host (default), confined by Landlock, in a bubblewrap
+    /// sandbox, or in a container (docs/environments.md). `--environment` on the command
+    /// line replaces `kind`.
+    #[schemars(with = "Option<EnvironmentYaml>")]
+    pub environment: Option<Spanned<EnvironmentYaml>>,
     /// Deprecated: hooks belong in `hooks.yaml`. Read only when `hooks.yaml` is absent.
     #[schemars(with = "Option<HookMap>", extend("deprecated" = true))]
     pub hooks: Option<Spanned<HookMap>>,
@@ -221,6 +226,60 @@ pub struct BudgetYaml {
     /// Active wall time: `90s`, `30m`, `2h`, `500ms`, or a number of seconds.
     #[schemars(with = "Option<DurationYaml>")]
     pub max_duration: Option<Spanned<DurationYaml>>,
+}
+
+/// `environment:` in agent.yaml: where every tool call of a run executes. Keys that do not
+/// apply to the kind in effect are ignored (so that `--environment` can switch kinds).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvironmentYaml {
+    /// `host` (default: as the engine, unconfined), `landlock` (Linux Landlock, no root and
+    /// no namespaces needed), `bwrap` (a bubblewrap sandbox per run) or `container` (a
+    /// container per run).
+    #[schemars(with = "Option<crate::environment::Kind>")]
+    pub kind: Option<Spanned<crate::environment::Kind>>,
+    /// Whether tools may use the network. Default: false for every kind but `host`, which
+    /// cannot take it away (`false` with `host` is refused).
+    pub network: Option<bool>,
+    /// landlock, bwrap: extra paths tools may read (relative to the agent directory;
+    /// `${AGENT_HOME}`, `${CWD}` and a leading `~` are expanded). List `/proc` to let
+    /// landlock tools read it (and with it other processes' environment).
+    #[schemars(with = "Option<Vec<String>>")]
+    pub allow_read: Option<Vec<Spanned<String>>>,
+    /// landlock, bwrap: extra paths tools may write, as `allow_read`.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub allow_write: Option<Vec<Spanned<String>>>,
+    /// landlock: run with what the kernel supports when it lacks part of Landlock (ABI 6)
+    /// instead of refusing; RUN_START records what was and was not enforced. Default false.
+    pub best_effort: Option<bool>,
+    /// container: the image to run (never pulled), e.g. `localhost/task:1`.
+    #[schemars(with = "Option<String>")]
+    pub image: Option<Spanned<String>>,
+    /// container: a directory with a Dockerfile (relative to the agent directory), built
+    /// once per content hash into `localhost/delta-build:HASH`.
+    #[schemars(with = "Option<String>")]
+    pub build: Option<Spanned<String>>,
+    /// container: `podman` (default) or `docker`.
+    #[schemars(with = "Option<crate::environment::Runtime>")]
+    pub runtime: Option<Spanned<crate::environment::Runtime>>,
+    /// bwrap, container: the absolute path where the workspace appears (default: its own
+    /// path), e.g. `/app`.
+    #[schemars(with = "Option<String>")]
+    pub workdir: Option<Spanned<String>>,
+    /// container: CPUs (`--cpus`), e.g. 2 or 0.5.
+    #[schemars(with = "Option<f64>", range(min = 0.0))]
+    pub cpus: Option<Spanned<f64>>,
+    /// container: memory limit in MiB (`--memory`).
+    #[schemars(with = "Option<u64>", range(min = 6))]
+    pub memory_mb: Option<Spanned<u64>>,
+    /// container: keep the container when the run ends (default false: removed).
+    pub keep: Option<bool>,
+    /// Variables of the engine's environment passed to tools even though they hold a
+    /// secret (the API key variables, or a value equal to a secret of the run), e.g.
+    /// `[DELTA_API_KEY]` for a tool that runs a sub-agent. In a container these are the only
+    /// variables of the engine's environment passed in (besides `DELTA_*`).
+    #[schemars(with = "Option<Vec<String>>")]
+    pub pass_env: Option<Vec<Spanned<String>>>,
 }
 
 /// A duration: a number of seconds, or text with a unit (`90s`, `30m`, `2h`, `500ms`).

@@ -290,6 +290,7 @@ mod tests {
             run_id: RunId::parse("r1").unwrap(),
             task: "t".repeat(task),
             agent_ref: "/a".to_owned(),
+            environment: None,
         })];
         for (n, cycle) in cycles.iter().enumerate() {
             if let Some(len) = cycle.user {

@@ -18,10 +18,11 @@ use super::{
     create_dir,
 };
 use crate::config::Agent;
+use crate::environment::CallEnvironment;
 use crate::hooks::{ToolCallInfo, ToolResultInfo};
 use crate::journal::{ActionRequest, ActionResult, ActionStatus, EventPayload, ToolCall};
 use crate::process::{
-    Captured, OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process,
+    Captured, OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process_in,
 };
 use crate::secrets::Redactor;
 use crate::tool::{ASK_HUMAN_TOOL, Invocation, ToolSpec};
@@ -276,6 +277,7 @@ impl ActiveRun {
         action_id: &str,
         tool_args: &Map<String, Value>,
         command: Option<&str>,
+        environment: Option<CallEnvironment>,
         observer: &mut dyn Observer,
     ) -> Result<(), EngineError> {
         self.journal
@@ -286,6 +288,7 @@ impl ActiveRun {
                 tool_args: tool_args.clone(),
                 resolved_command: command.map(str::to_owned),
                 subagent: None,
+                environment,
             }))?;
         observer.on_event(&EngineEvent::ToolStarted {
             action_id: action_id.to_owned(),
@@ -339,7 +342,22 @@ impl ActiveRun {
             Resolved::Mcp { tool, .. } => Some(tool.resolved_command()),
             Resolved::Refused { .. } => None,
         };
-        self.request_action(call, &action_id, &tool_args, command.as_deref(), observer)?;
+        // The environment of what runs: a command, or a tool of a server started in it.
+        let environment = match &resolved {
+            Resolved::Run { .. } => self.call_environment.clone(),
+            Resolved::Mcp { tool, .. } if self.mcp_server_is_local(&tool.server) => {
+                self.call_environment.clone()
+            }
+            Resolved::Mcp { .. } | Resolved::Refused { .. } => None,
+        };
+        self.request_action(
+            call,
+            &action_id,
+            &tool_args,
+            command.as_deref(),
+            environment,
+            observer,
+        )?;
         let hook_call = ToolCallInfo {
             action_id: &action_id,
             tool_call_id: &call.id,
@@ -384,7 +402,7 @@ impl ActiveRun {
                 let stdin = invocation.stdin.as_deref().map(str::as_bytes);
                 let deadline = self.deadline();
                 let outcome = tokio::select! {
-                    result = run_process(&invocation.argv, stdin, &options) => Ok(result),
+                    result = run_process_in(&self.placement, &invocation.argv, stdin, &options) => Ok(result),
                     signal = shutdown.wait() => Err(Cut::Signal(signal)),
                     () = until(deadline) => Err(Cut::Budget),
                 };

@@ -155,7 +155,7 @@ impl ActiveRun {
         let action_id = uuid::Uuid::new_v4().to_string();
         let parsed = parse_arguments(&call.arguments);
         let tool_args = parsed.clone().unwrap_or_default();
-        self.request_action(call, &action_id, &tool_args, None, observer)?;
+        self.request_action(call, &action_id, &tool_args, None, None, observer)?;
         let hook_call = ToolCallInfo {
             action_id: &action_id,
             tool_call_id: &call.id,

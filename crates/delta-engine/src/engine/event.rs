@@ -29,6 +29,8 @@ pub enum EngineEvent {
         model: String,
         /// The iteration budget.
         max_iterations: u32,
+        /// Where tools run and what that enforces, in a line (`None`: on the host).
+        environment: Option<String>,
     },
     /// A Think-Act-Observe iteration begins (1-based, counted over the run's life).
     IterationStarted {

@@ -43,6 +43,7 @@ impl ActiveRun {
             io_dir: Some(self.paths.io_dir().join("mcp")),
             env: tool_env(self.metadata.run_id.as_str(), agent, self.paths.workspace()),
             redactor: self.output.redactor.clone(),
+            placement: self.placement.clone(),
         };
         let command_tools: Vec<&str> = agent.tools.iter().map(|t| t.name.as_str()).collect();
         let started = tokio::select! {
@@ -92,6 +93,14 @@ impl ActiveRun {
     /// The MCP tool offered as `name`.
     pub(super) fn mcp_tool(&self, name: &str) -> Option<McpTool> {
         self.mcp.as_ref()?.find(name).cloned()
+    }
+
+    /// Whether the MCP server `server` runs as a process of the run (stdio), so in its
+    /// environment.
+    pub(super) fn mcp_server_is_local(&self, server: &str) -> bool {
+        self.mcp
+            .as_ref()
+            .is_some_and(|servers| servers.is_stdio(server))
     }
 
     /// Names of the MCP tools offered, for "no such tool" observations.

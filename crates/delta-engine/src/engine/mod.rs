@@ -65,6 +65,7 @@ pub use subagent::{ChildCall, ChildOutcome, LocalFuture, Spawner, Tree};
 pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
+use crate::environment::{CallEnvironment, EnvironmentReport, Placement};
 use crate::hooks::{HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
 use crate::journal::{
     ActionRequest, ActionResult, EventPayload, Journal, JournalError, MessageLevel, RunEnd,
@@ -146,6 +147,10 @@ pub struct ActiveRun {
     /// Agent calls whose sub-agents an earlier process started and that have not answered
     /// them yet: continued before anything else.
     open_children: Vec<crate::resume::OpenChild>,
+    /// Where tool processes (and stdio MCP servers) start: the run's environment.
+    placement: Placement,
+    /// What each ACTION_REQUEST records of that environment (`None`: the host).
+    call_environment: Option<CallEnvironment>,
 }
 
 /// A step's outcome when it did not fail the engine: its value, or the reason the loop
@@ -196,6 +201,11 @@ impl ActiveRun {
             run_dir: self.paths.dir().to_path_buf(),
             model: agent.llm.model.clone(),
             max_iterations: self.metadata.max_iterations,
+            environment: self
+                .metadata
+                .environment
+                .as_ref()
+                .map(EnvironmentReport::summary),
         });
         let looped = match self.start_mcp(agent, observer, &mut shutdown).await {
             Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,

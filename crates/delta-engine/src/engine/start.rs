@@ -12,8 +12,11 @@ use super::subagent::Tree;
 use super::{ActiveRun, EngineError, EngineLog};
 use crate::budget::Budget;
 use crate::config::Agent;
+use crate::environment::{Environment, EnvironmentReport, Placement};
 use crate::hooks::HookRunner;
-use crate::journal::{EventPayload, FsyncPolicy, Journal, RunStart, read_journal};
+use crate::journal::{
+    EventPayload, FsyncPolicy, Journal, MessageLevel, RunStart, SystemMessage, read_journal,
+};
 use crate::process::OutputPolicy;
 use crate::resume::{Entry, ResumeReport, Resumed};
 use crate::run::{
@@ -41,6 +44,8 @@ pub struct NewRun<'a> {
     pub replay_of: Option<ReplayRef>,
     /// The run whose agent tool starts this one (a sub-agent).
     pub called_by: Option<CalledBy>,
+    /// What the run's environment enforces (`None`: the host), for RUN_START.
+    pub environment: Option<Box<EnvironmentReport>>,
 }
 
 /// Where an [`ActiveRun`] comes from.
@@ -139,7 +144,33 @@ impl ActiveRun {
             ordinals,
             limits: Limits::default(),
             repairs: 0,
+            placement: Placement::Host,
+            call_environment: None,
         })
+    }
+
+    /// Runs the run's tools in `environment`: recorded in the metadata (that of the process
+    /// that took the run last) and, when the run's container had to be made anew, told to
+    /// the model in a SYSTEM_MESSAGE.
+    ///
+    /// # Errors
+    /// When the note cannot be journaled.
+    pub fn with_environment(mut self, environment: &Environment) -> Result<Self, EngineError> {
+        self.placement = environment.placement().clone();
+        self.call_environment = environment.call_record();
+        self.metadata.environment = environment.report().cloned();
+        if let Some(report) = environment.report() {
+            EngineLog::open(&self.paths.engine_log(), self.output.redactor.clone())
+                .info(&format!("tools run in {}", report.summary()));
+        }
+        if let Some(note) = environment.note() {
+            self.journal
+                .append(EventPayload::SystemMessage(SystemMessage {
+                    level: MessageLevel::Warn,
+                    content: note.to_owned(),
+                }))?;
+        }
+        Ok(self)
     }
 }
 
@@ -192,12 +223,14 @@ fn create(
     );
     metadata.replay_of.clone_from(&new.replay_of);
     metadata.called_by.clone_from(&new.called_by);
+    metadata.environment = new.environment.as_deref().cloned();
     write_metadata(&paths.metadata(), &metadata, &output.redactor)?;
     let journal = Journal::open_with(&paths.journal(), new.fsync, output.redactor.clone())?;
     journal.append(EventPayload::RunStart(RunStart {
         run_id: new.run_id.clone(),
         task: new.task.to_owned(),
         agent_ref: agent.home.display().to_string(),
+        environment: new.environment.as_deref().cloned(),
     }))?;
     journal.sync()?;
     let mut log = EngineLog::open(&paths.engine_log(), output.redactor.clone());

@@ -287,6 +287,7 @@ impl ActiveRun {
                     tool_args: tool_args.clone(),
                     resolved_command: None,
                     subagent: Some(subagent.clone()),
+                    environment: None,
                 }))?;
             observer.on_event(&EngineEvent::ToolStarted {
                 action_id: action_id.clone(),
@@ -509,7 +510,7 @@ impl ActiveRun {
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
     ) -> Result<(), EngineError> {
-        self.request_action(call, action_id, tool_args, None, observer)?;
+        self.request_action(call, action_id, tool_args, None, None, observer)?;
         self.answer_call(
             (action_id, &call.id, &call.name),
             ActionStatus::Error,

@@ -261,6 +261,10 @@ pub struct RunStart {
     pub task: String,
     /// Absolute path of the agent directory.
     pub agent_ref: String,
+    /// Where the run's tools execute and what that enforces (docs/environments.md);
+    /// absent when they run on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::EnvironmentReport>,
 }
 
 /// Payload of `USER_MESSAGE`.
@@ -365,6 +369,10 @@ pub struct ActionRequest {
     /// The command line that runs, quoted for display (null for built-in tools that run no
     /// external command, such as `ask_human`).
     pub resolved_command: Option<String>,
+    /// The environment that runs the call (kind; container and image ids); absent when it
+    /// runs on the host or runs nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::CallEnvironment>,
     /// The sub-agent run this call starts (agent tools only): named before the run exists,
     /// so that a run continued after a crash finds its child instead of starting another.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{
-    AskedLimits, Frontend, Launch, LaunchError, LaunchSpec, Pending, Reuse, Start, budget, connect,
-    env_var, output_limit,
+    AskedLimits, EnvironmentChoice, Frontend, Launch, LaunchError, LaunchSpec, Pending, Reuse,
+    Start, budget, connect, env_var, output_limit, prepare_environment,
 };
 use crate::budget::Budget;
 use crate::config;
@@ -69,13 +69,24 @@ pub struct ChildAnswers {
 pub struct LaunchSpawner {
     human: Option<Arc<dyn HumanInput>>,
     models: Option<Arc<dyn ChildModels>>,
+    /// The top run's `--environment` choice: every run of the tree takes it.
+    environment: EnvironmentChoice,
 }
 
 impl LaunchSpawner {
-    /// A spawner whose children ask `human` (`-i`), answered by `models` when replayed.
+    /// A spawner whose children ask `human` (`-i`), answered by `models` when replayed,
+    /// and run their tools where their agent.yaml says, with `environment` applied.
     #[must_use]
-    pub fn new(human: Option<Arc<dyn HumanInput>>, models: Option<Arc<dyn ChildModels>>) -> Self {
-        Self { human, models }
+    pub fn new(
+        human: Option<Arc<dyn HumanInput>>,
+        models: Option<Arc<dyn ChildModels>>,
+        environment: EnvironmentChoice,
+    ) -> Self {
+        Self {
+            human,
+            models,
+            environment,
+        }
     }
 
     async fn run(
@@ -116,6 +127,7 @@ impl LaunchSpawner {
             budget: Budget::default(),
             output_schema: None,
             ask_human: (!call.ask_human).then_some(false),
+            environment: self.environment.clone(),
         };
         let mut frontend = ChildFrontend::default();
         let prepared = Launch::prepare(spec, &mut frontend);
@@ -129,6 +141,7 @@ impl LaunchSpawner {
         let spawner = LaunchSpawner {
             human: human.clone(),
             models,
+            environment: self.environment.clone(),
         };
         let tree = Tree {
             depth: call.called_by.depth,
@@ -261,10 +274,11 @@ impl Frontend for ChildFrontend {
 
 /// A new sub-agent run: its agent loaded with `${CWD}` = its workspace (created when
 /// missing), its own credentials (its workspace's and agent's `.env`, then the
-/// environment) unless a recording answers it, its own `llm:`.
+/// environment) unless a recording answers it, its own `llm:`, its own `environment:`
+/// with the tree's `--environment` choice applied.
 pub(super) fn prepare_child(
     child: ChildStart,
-    (max_iterations, asked): (Option<u32>, &AskedLimits),
+    (max_iterations, asked, choice): (Option<u32>, &AskedLimits, &EnvironmentChoice),
     frontend: &mut dyn Frontend,
 ) -> Result<Launch, LaunchError> {
     let call = child.call;
@@ -273,19 +287,22 @@ pub(super) fn prepare_child(
     for warning in &agent.warnings {
         frontend.warning(warning);
     }
-    let (llm, output): (Arc<dyn ChatModel>, OutputPolicy) = match child.model {
+    let (llm, output, key_file): (Arc<dyn ChatModel>, OutputPolicy, _) = match child.model {
         Some(model) => (
             model,
             OutputPolicy::new(output_limit(env_var)?, Redactor::inherited(env_var)),
+            None,
         ),
         None => {
-            let (llm, output) = connect(agent.llm.api, &workspace, &agent.home)?;
-            (llm, output)
+            let (llm, output, key_file) = connect(agent.llm.api, &workspace, &agent.home)?;
+            (llm, output, key_file)
         }
     };
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
     let limits = asked.decide(&agent, Budget::default())?;
     let workspace_id = numbered_id(&agent.home, &workspace);
+    let environment =
+        prepare_environment(&agent, &workspace, choice, key_file.as_deref(), &output)?;
     Ok(Launch {
         limits,
         max_iterations: budget(max_iterations, &agent),
@@ -293,6 +310,9 @@ pub(super) fn prepare_child(
         llm,
         output,
         fsync,
+        environment,
+        had_container: false,
+        choice: choice.clone(),
         pending: Pending::New {
             workspace,
             workspace_id,

@@ -74,6 +74,9 @@ pub enum LaunchError {
         /// The model.
         model: String,
     },
+    /// The environment the run asked for cannot be established; nothing ran.
+    #[error(transparent)]
+    Environment(#[from] crate::environment::EnvironmentError),
     /// The run to continue stopped on a budget that is still spent.
     #[error("{}; the run cannot go on within it", exceeded.message())]
     BudgetSpent {
@@ -123,6 +126,7 @@ impl LaunchError {
                 "answer y (reuse {previous}) or n (a new workspace); -y always creates a new \
                  one and -w PATH names the workspace, both without asking"
             )),
+            LaunchError::Environment(error) => error.help(),
             LaunchError::Config(_)
             | LaunchError::Credentials(_)
             | LaunchError::Fsync(_)

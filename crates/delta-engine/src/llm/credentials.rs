@@ -305,22 +305,7 @@ pub fn resolve_credentials_for(
     agent_home: &Path,
     process_env: impl Fn(&str) -> Option<String>,
 ) -> Result<Credentials, CredentialsError> {
-    let mut env_files = vec![Source::WorkspaceEnvFile(workspace.join(".env"))];
-    let mut add = |source: Source| {
-        // The workspace may be the agent directory, and the agent directory the project
-        // root: one file is one layer, named by its highest-priority role.
-        if !env_files
-            .iter()
-            .any(|known| known.env_file() == source.env_file())
-        {
-            env_files.push(source);
-        }
-    };
-    add(Source::AgentEnvFile(agent_home.join(".env")));
-    if let Some(root) = project_root(agent_home) {
-        add(Source::ProjectEnvFile(root.join(".env")));
-    }
-
+    let env_files = env_file_layers(workspace, agent_home);
     let mut layers = Vec::with_capacity(env_files.len());
     for source in &env_files {
         let Some(path) = source.env_file() else {
@@ -395,6 +380,37 @@ pub fn resolve_credentials_for(
         base_url_origin,
         api_key_origin,
     })
+}
+
+/// The `.env` files the credentials are looked up in, highest priority first.
+fn env_file_layers(workspace: &Path, agent_home: &Path) -> Vec<Source> {
+    let mut env_files = vec![Source::WorkspaceEnvFile(workspace.join(".env"))];
+    let mut add = |source: Source| {
+        // The workspace may be the agent directory, and the agent directory the project
+        // root: one file is one layer, named by its highest-priority role.
+        if !env_files
+            .iter()
+            .any(|known| known.env_file() == source.env_file())
+        {
+            env_files.push(source);
+        }
+    };
+    add(Source::AgentEnvFile(agent_home.join(".env")));
+    if let Some(root) = project_root(agent_home) {
+        add(Source::ProjectEnvFile(root.join(".env")));
+    }
+    env_files
+}
+
+/// The paths of the `.env` files [`resolve_credentials`] reads (existing or not), highest
+/// priority first: the files a confined tool must not read.
+#[must_use]
+pub fn env_files(workspace: &Path, agent_home: &Path) -> Vec<PathBuf> {
+    env_file_layers(workspace, agent_home)
+        .iter()
+        .filter_map(Source::env_file)
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 /// The nearest directory at or above `start` holding `.git` (a directory in a normal clone,

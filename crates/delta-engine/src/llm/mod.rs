@@ -27,7 +27,7 @@ pub use client::{CallProgress, ClientSettings, LlmClient};
 pub use credentials::{
     ANTHROPIC_BASE_URL, ANTHROPIC_BASE_URL_VARIABLES, ANTHROPIC_KEY_VARIABLES, API_KEY_VARIABLES,
     BASE_URL_VARIABLES, Credentials, CredentialsError, DEFAULT_BASE_URL, KEY_VARIABLES, Origin,
-    Source, is_openai_endpoint, resolve_credentials, resolve_credentials_for,
+    Source, env_files, is_openai_endpoint, resolve_credentials, resolve_credentials_for,
 };
 pub use delta_scenario::ModelApi;
 pub use error::{AttemptFailure, AttemptRecord, ContextOverflow, LlmError, ResponseBody};

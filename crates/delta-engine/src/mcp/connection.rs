@@ -26,6 +26,7 @@ use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::mpsc;
 
 use crate::config::{McpServer, McpTransport};
+use crate::environment::{PlacedEnv, Placement, kill_marked};
 use crate::secrets::{Redactor, keep_tail, pump_redacted};
 
 /// How long a stopped server may take to exit after its stdin closes before its process
@@ -51,6 +52,8 @@ pub struct McpEnv {
     pub env: Vec<(String, String)>,
     /// Applied to everything a server writes to its stderr log.
     pub redactor: Redactor,
+    /// Where stdio servers run: the run's environment, like its tools.
+    pub placement: Placement,
 }
 
 /// A server that cannot be used at run start: the run fails before any LLM call.
@@ -123,6 +126,8 @@ pub(super) enum CallError {
 struct Process {
     child: Child,
     pid: Pid,
+    /// A server in a container: the marker its processes there carry.
+    marker: Option<String>,
     /// The directory of its `process.json` (for a run), removed once it is stopped.
     record: Option<PathBuf>,
 }
@@ -375,6 +380,9 @@ impl Process {
     fn kill(&mut self) {
         // ESRCH (the group is already gone) is the outcome we want anyway.
         let _ = killpg(self.pid, Signal::SIGKILL);
+        if let Some(marker) = &self.marker {
+            kill_marked(marker);
+        }
         if let Some(dir) = &self.record {
             crate::process::orphans::forget(dir);
         }
@@ -475,7 +483,7 @@ fn spawn(
     env: &McpEnv,
     tail: &Arc<Mutex<Vec<u8>>>,
 ) -> Result<Process, (String, String)> {
-    let (program, args) = argv.split_first().ok_or_else(|| {
+    let (program, _) = argv.split_first().ok_or_else(|| {
         (
             "has an empty `command`".to_owned(),
             "give the program and its arguments".to_owned(),
@@ -502,12 +510,25 @@ fn spawn(
         }
         None => None,
     };
-    let mut command = Command::new(program);
+    let mut variables = env.env.clone();
+    variables.extend(vars.iter().cloned());
+    let placed = env
+        .placement
+        .place(argv, cwd.unwrap_or(&env.workspace), &variables);
+    let (placed_program, placed_args) = placed.argv.split_first().ok_or_else(|| {
+        (
+            "has an empty `command`".to_owned(),
+            "give the program and its arguments".to_owned(),
+        )
+    })?;
+    let mut command = Command::new(placed_program);
+    match &placed.env {
+        PlacedEnv::Inherit(extra) => command.envs(extra.iter().map(|(k, v)| (k, v))),
+        PlacedEnv::Exactly(all) => command.env_clear().envs(all.iter().map(|(k, v)| (k, v))),
+    };
     command
-        .args(args)
-        .current_dir(cwd.unwrap_or(&env.workspace))
-        .envs(env.env.iter().map(|(k, v)| (k, v)))
-        .envs(vars.iter().map(|(k, v)| (k, v)))
+        .args(placed_args)
+        .current_dir(&placed.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -549,6 +570,7 @@ fn spawn(
     Ok(Process {
         child,
         pid,
+        marker: placed.marker,
         record: server_dir,
     })
 }

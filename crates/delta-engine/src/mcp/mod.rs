@@ -272,6 +272,18 @@ impl McpServers {
         self.tools().find(|tool| tool.offered == name)
     }
 
+    /// Whether `server` is a program the engine started (stdio), not an HTTP endpoint.
+    #[must_use]
+    pub fn is_stdio(&self, server: &str) -> bool {
+        self.slots.iter().any(|slot| {
+            slot.config.name == server
+                && matches!(
+                    slot.config.transport,
+                    crate::config::McpTransport::Stdio { .. }
+                )
+        })
+    }
+
     /// Calls `tool` (as returned by [`find`](Self::find)) with `arguments`, within the
     /// server's `timeout_ms`. Never fails: every failure is an outcome the model reads.
     /// A stdio server found dead is restarted once, for this call or the next.

@@ -26,6 +26,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{ChildStdin, Command};
 use tokio::sync::Notify;
 
+use crate::environment::{PlacedEnv, Placement, kill_marked};
 use crate::secrets::{Redactor, StreamRedactor};
 
 /// How many bytes of each stream are stored (written to its file) before the process
@@ -215,7 +216,7 @@ impl ProcessError {
     }
 }
 
-/// Runs `argv` with `stdin` as its standard input (`None`: `/dev/null`).
+/// Runs `argv` on the host with `stdin` as its standard input (`None`: `/dev/null`).
 ///
 /// Dropping the future kills the process group; the files keep what was stored so far.
 pub async fn run_process(
@@ -223,7 +224,27 @@ pub async fn run_process(
     stdin: Option<&[u8]>,
     opts: &ProcessOptions,
 ) -> Result<ProcessOutcome, ProcessError> {
-    let (program, args) = argv.split_first().ok_or_else(|| {
+    run_process_in(&Placement::Host, argv, stdin, opts).await
+}
+
+/// Runs `argv` where `placement` says (the run's environment, see
+/// [`crate::environment`]), `opts.cwd` and `opts.env` as seen there. The process group
+/// killed at a timeout or a drop is the one started on the host; a container call's own
+/// processes are found by their marker and killed too.
+pub async fn run_process_in(
+    placement: &Placement,
+    argv: &[String],
+    stdin: Option<&[u8]>,
+    opts: &ProcessOptions,
+) -> Result<ProcessOutcome, ProcessError> {
+    if argv.is_empty() {
+        return Err(ProcessError::NotStarted(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "empty command line",
+        )));
+    }
+    let placed = placement.place(argv, &opts.cwd, &opts.env);
+    let (program, args) = placed.argv.split_first().ok_or_else(|| {
         ProcessError::NotStarted(io::Error::new(
             io::ErrorKind::InvalidInput,
             "empty command line",
@@ -235,10 +256,13 @@ pub async fn run_process(
     let mut stderr =
         Stream::open(policy, policy.stderr_file.as_deref()).map_err(ProcessError::NotStarted)?;
     let mut command = Command::new(program);
+    match &placed.env {
+        PlacedEnv::Inherit(extra) => command.envs(extra.iter().map(|(k, v)| (k, v))),
+        PlacedEnv::Exactly(all) => command.env_clear().envs(all.iter().map(|(k, v)| (k, v))),
+    };
     command
         .args(args)
-        .current_dir(&opts.cwd)
-        .envs(opts.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&placed.cwd)
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -261,6 +285,7 @@ pub async fn run_process(
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw),
         record: opts.record.clone(),
+        marker: placed.marker,
     };
     if let (Some(dir), Some(pid)) = (&opts.record, child.id()) {
         orphans::record(dir, pid);
@@ -330,6 +355,8 @@ pub async fn run_process(
 struct GroupGuard {
     pgid: Option<Pid>,
     record: Option<PathBuf>,
+    /// A container call's marker: its processes run outside the group.
+    marker: Option<String>,
 }
 
 impl GroupGuard {
@@ -337,6 +364,9 @@ impl GroupGuard {
         if let Some(pgid) = self.pgid {
             // ESRCH (the group is already gone) is the outcome we want anyway.
             let _ = killpg(pgid, Signal::SIGKILL);
+            if let Some(marker) = &self.marker {
+                kill_marked(marker);
+            }
         }
     }
 

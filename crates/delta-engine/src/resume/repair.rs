@@ -189,6 +189,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
                 tool_args,
                 resolved_command: None,
                 subagent: None,
+                environment: None,
             }));
         repairs
             .events

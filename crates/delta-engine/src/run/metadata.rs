@@ -514,6 +514,10 @@ pub struct Metadata {
     /// before it existed (`delta export` then derives one, docs/export-and-view.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+    /// Where the tools of the process that took the run last execute, and what that
+    /// enforces (absent on the host); RUN_START holds the first process's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::EnvironmentReport>,
 }
 
 /// A fresh random run identity for [`Metadata::trace_id`].
@@ -577,6 +581,7 @@ impl Metadata {
             children: Vec::new(),
             subtree: None,
             trace_id: Some(new_trace_id()),
+            environment: None,
         }
     }
 

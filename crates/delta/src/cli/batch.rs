@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum, ValueHint};
 
+use super::drive::EnvironmentArgs;
 use super::error::CliError;
 use super::render;
 use delta_engine::batch::{
@@ -86,6 +87,9 @@ struct RunBatchArgs {
     /// At most this many array tasks at once (Slurm's %M).
     #[arg(long, value_name = "M")]
     array_parallelism: Option<u32>,
+
+    #[command(flatten)]
+    environment: EnvironmentArgs,
 }
 
 #[derive(Debug, Args)]
@@ -144,6 +148,7 @@ impl RunBatchArgs {
             out: self.out,
             retries: self.retries,
             max_cost_usd: self.max_cost_usd,
+            environment: self.environment.choice(),
         };
         let (dir, mut manifest, lock) = batch::prepare(&spec)?;
         if let Some(previous) = lock.previous() {

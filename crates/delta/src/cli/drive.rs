@@ -19,6 +19,7 @@ use delta_engine::budget::{
     Budget, parse_cost_usd, parse_duration, parse_iterations, parse_tokens,
 };
 use delta_engine::engine::{HumanInput, Observer};
+use delta_engine::environment::{EnvironmentChoice, Kind};
 use delta_engine::launch::{
     Finished, Frontend, Launch, LaunchError, LaunchSpec, Reuse, Start, ask_reuse,
 };
@@ -76,6 +77,43 @@ pub(super) struct LimitArgs {
     /// Do not offer the built-in ask_human tool: the run never pauses for an answer.
     #[arg(long)]
     no_ask_human: bool,
+
+    #[command(flatten)]
+    environment: EnvironmentArgs,
+}
+
+/// `--environment` and `--environment-image`: where the run's tools execute
+/// (docs/environments.md).
+#[derive(Debug, Clone, Args)]
+pub(super) struct EnvironmentArgs {
+    /// Where tools run, instead of agent.yaml's `environment.kind`: host (unconfined),
+    /// landlock, bwrap (one sandbox per run) or container (one container per run). A kind
+    /// that cannot be established here refuses the run (exit 126); `delta env probe` shows
+    /// what works.
+    #[arg(long, value_name = "KIND", value_parser = kind_parser())]
+    environment: Option<Kind>,
+
+    /// The container image, instead of agent.yaml's `environment.image` or `build`
+    /// (never pulled; needs the container kind).
+    #[arg(long, value_name = "IMAGE")]
+    environment_image: Option<String>,
+}
+
+impl EnvironmentArgs {
+    /// The choice these flags make.
+    pub(super) fn choice(&self) -> EnvironmentChoice {
+        EnvironmentChoice {
+            kind: self.environment,
+            image: self.environment_image.clone(),
+        }
+    }
+}
+
+/// The kinds, for `--environment`'s help and completions.
+pub(super) fn kind_parser() -> impl clap::builder::TypedValueParser<Value = Kind> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(Kind::ALL.map(Kind::as_str))
+        .map(|name| name.parse::<Kind>().unwrap_or_default())
 }
 
 impl LimitArgs {
@@ -92,6 +130,7 @@ impl LimitArgs {
             },
             output_schema: self.output_schema,
             ask_human: self.no_ask_human.then_some(false),
+            environment: self.environment.choice(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! lacks, 1 for the rest).
 
 use delta_engine::batch::BatchError;
+use delta_engine::environment::EnvironmentError;
 use delta_engine::launch::LaunchError;
 use delta_engine::output::Exit;
 use delta_engine::workspace::WorkspaceError;
@@ -20,6 +21,8 @@ pub(super) fn launch(error: &LaunchError) -> Exit {
         | LaunchError::Fsync(_)
         | LaunchError::OutputSchema(_)
         | LaunchError::UnknownPrice { .. } => Exit::Config,
+        LaunchError::Environment(EnvironmentError::ImageWithoutContainer { .. }) => Exit::Usage,
+        LaunchError::Environment(_) => Exit::Config,
         LaunchError::BudgetSpent { .. } => Exit::Usage,
         LaunchError::Workspace(error) => workspace(error),
         LaunchError::NoAnswer { .. } => Exit::Usage,

@@ -17,6 +17,7 @@ mod batch;
 mod completions;
 mod continue_;
 mod drive;
+mod env;
 mod error;
 mod exit;
 mod export;
@@ -93,6 +94,8 @@ enum Command {
     Tool(tool::ToolArgs),
     /// Run a task set as many runs, locally or as a Slurm array job; see its state.
     Batch(batch::BatchArgs),
+    /// Where tools run: `delta env probe` shows what this machine can enforce.
+    Env(env::EnvArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
 }
@@ -138,6 +141,7 @@ pub fn run() -> Result<Exit, CliError> {
         Command::View(args) => args.run(),
         Command::Tool(args) => args.run(),
         Command::Batch(args) => args.run(),
+        Command::Env(args) => args.run(),
         Command::Completions(args) => args.run(),
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum, ValueHint};
 
 use super::args::{existing_run, parse_run_id};
+use super::drive::EnvironmentArgs;
 use super::drive::TerminalFrontend;
 use super::error::CliError;
 use super::jsonl::JsonlStream;
@@ -95,6 +96,9 @@ pub struct ReplayArgs {
     /// Show engine detail on stderr: timings, invocation ids.
     #[arg(short, long)]
     verbose: bool,
+
+    #[command(flatten)]
+    environment: EnvironmentArgs,
 }
 
 impl ReplayArgs {
@@ -116,6 +120,7 @@ impl ReplayArgs {
             new_run_id: self.new_run_id,
             workspace_from: self.workspace_from,
             until_divergence: self.until_divergence,
+            environment: self.environment.choice(),
         })?;
         let mut frontend = TerminalFrontend { yes: true };
         let launch = Launch::prepare(replay.launch, &mut frontend)?;

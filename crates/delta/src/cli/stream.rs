@@ -203,12 +203,16 @@ impl Observer for StreamRenderer {
                 run_dir,
                 model,
                 max_iterations,
+                environment,
             } => {
                 let head = render::styled(&format!("▶ run {run_id}"), HEADER);
                 self.print(&format!(
                     "{head} · agent {agent_name} · model {model}\n  workspace {}\n",
                     workspace.display()
                 ));
+                if let Some(environment) = environment {
+                    self.print(&format!("  tools run in {environment}\n"));
+                }
                 self.detail(&format!(
                     "run directory {} · budget {max_iterations} iterations",
                     run_dir.display()

@@ -5,8 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueHint};
 
+use super::drive::EnvironmentArgs;
 use super::error::CliError;
 use super::render;
+use delta_engine::environment::{Setting, render_wrapped};
+use delta_engine::launch::LaunchError;
+use delta_engine::llm::env_files;
 use delta_engine::mcp::{McpEnv, McpServers, render_servers};
 use delta_engine::output::Exit;
 use delta_engine::secrets::Redactor;
@@ -35,10 +39,15 @@ enum ToolCommand {
         Loads and validates the whole agent (imports, context.yaml, hooks.yaml) as a run \
         would, then prints on stdout, as YAML, every tool (imported ones included, after \
         overrides) as a command array plus parameters with their injection mode and \
-        position. A tool whose program is not on PATH is warned about on stderr. Configuration errors are reported on stderr and exit with code 126.",
+        position. A tool whose program is not on PATH is warned about on stderr. With an \
+        environment (agent.yaml's `environment:` or --environment), an `environment:` section \
+        follows: the command that starts the run's sandbox or container, and each tool's \
+        command as a call runs it there (the run's own parts as <RUN_ID> and <RUNTIME_DIR>). \
+        Configuration errors are reported on stderr and exit with code 126.",
     after_help = render::examples(&[
         ("An agent directory", "delta tool expand ./my-agent"),
         ("Its agent.yaml (or a legacy config.yaml)", "delta tool expand my-agent/agent.yaml"),
+        ("The same tools as a bubblewrap run wraps them", "delta tool expand ./my-agent --environment bwrap"),
         ("Only the shell command of one tool (with yq)", "delta tool expand . | yq '.tools[] | select(.name == \"count_lines\") | .command'"),
     ])
 )]
@@ -46,6 +55,9 @@ struct ExpandArgs {
     /// Agent directory, or its agent.yaml / config.yaml.
     #[arg(value_name = "PATH", value_hint = ValueHint::AnyPath)]
     path: PathBuf,
+
+    #[command(flatten)]
+    environment: EnvironmentArgs,
 }
 
 impl ToolArgs {
@@ -72,6 +84,20 @@ impl ExpandArgs {
         if !agent.mcp_servers.is_empty() {
             text.push_str(&list_mcp_tools(&agent, &cwd)?);
         }
+        let config = agent
+            .environment
+            .with_choice(&self.environment.choice())
+            .map_err(LaunchError::from)?;
+        let setting = Setting {
+            config: &config,
+            agent_home: &agent.home,
+            workspace: &cwd,
+            tools: &agent.tools,
+            key_file: None,
+            env_files: env_files(&cwd, &agent.home),
+            redactor: &Redactor::default(),
+        };
+        text.push_str(&render_wrapped(&setting, &agent.tools));
         render::stdout(&text)?;
         Ok(Exit::Success)
     }
@@ -90,6 +116,7 @@ fn list_mcp_tools(agent: &config::Agent, cwd: &std::path::Path) -> Result<String
             io_dir: None,
             env: Vec::new(),
             redactor: Redactor::default(),
+            placement: delta_engine::environment::Placement::Host,
         };
         let command_tools: Vec<&str> = agent.tools.iter().map(|t| t.name.as_str()).collect();
         let mut servers = McpServers::start(&agent.mcp_servers, env, &command_tools)

@@ -9,6 +9,7 @@ mod batch;
 mod cli;
 mod config;
 mod e2e;
+mod environment;
 mod export;
 mod hooks;
 mod llm;

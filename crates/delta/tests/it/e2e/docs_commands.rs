@@ -144,6 +144,11 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
     ),
     ("docs/subagents.md", "mkdir -p words && printf", Run("")),
     (
+        "examples/environments/README.md",
+        "./examples/environments/try.sh host",
+        Run(""),
+    ),
+    (
         "examples/hello-world/README.md",
         "delta tool expand examples/hello-world",
         Run(""),
@@ -204,6 +209,27 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         "docs/cli.md",
         "# bash (~/.bashrc)",
         Run("mkdir -p ~/.zfunc ~/.config/fish/completions"),
+    ),
+    ("docs/environments.md", "delta env probe", Run("")),
+    (
+        "docs/environments.md",
+        "./examples/environments/try.sh host",
+        Run(""),
+    ),
+    (
+        "docs/environments.md",
+        "delta tool expand examples/environments --environment bwrap",
+        Run(""),
+    ),
+    (
+        "docs/environments.md",
+        "apptainer exec --bind",
+        Skip("Apptainer is not installed on the test machines: untested, as the page says"),
+    ),
+    (
+        "docs/environments.md",
+        "apptainer instance start",
+        Skip("Apptainer is not installed on the test machines: untested, as the page says"),
     ),
     (
         "docs/conformance.md",

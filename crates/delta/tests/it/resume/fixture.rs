@@ -91,6 +91,7 @@ pub fn request(action_id: &str, call_id: &str, tool: &str) -> EventPayload {
         tool_args: serde_json::Map::new(),
         resolved_command: Some(format!("{tool} ...")),
         subagent: None,
+        environment: None,
     })
 }
 
@@ -170,6 +171,7 @@ impl Fixture {
             run_id,
             task: "Do the task".to_owned(),
             agent_ref: "/agents/bot".to_owned(),
+            environment: None,
         })]);
         fixture
     }

@@ -677,6 +677,7 @@ fn an_empty_journal_gets_its_run_start_from_the_metadata() {
             run_id: f.run_id(),
             task: "Do the task".to_owned(),
             agent_ref: "/agents/bot".to_owned(),
+            environment: None,
         })
     );
     assert_eq!(payloads.len(), 2);

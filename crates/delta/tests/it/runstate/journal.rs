@@ -65,6 +65,7 @@ fn each_event_is_one_line_with_the_envelope_in_order() {
             run_id: run_id("r1"),
             task: "line one\nline two".to_owned(),
             agent_ref: "/agents/a".to_owned(),
+            environment: None,
         }))
         .unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
@@ -605,6 +606,7 @@ fn request(action: &str, call: &str) -> EventPayload {
         tool_args: serde_json::Map::new(),
         resolved_command: Some("ls".to_owned()),
         subagent: None,
+        environment: None,
     })
 }
 

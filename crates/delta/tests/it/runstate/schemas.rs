@@ -23,6 +23,7 @@ fn written_events_metadata_and_requests_validate_against_their_schemas() {
             run_id: run_id("r1"),
             task: "t".to_owned(),
             agent_ref: "/a".to_owned(),
+            environment: None,
         }),
         EventPayload::UserMessage(UserMessage {
             content: "more".to_owned(),
@@ -46,6 +47,7 @@ fn written_events_metadata_and_requests_validate_against_their_schemas() {
             tool_args: serde_json::from_str("{\"prompt\":\"ok?\"}").unwrap(),
             resolved_command: None,
             subagent: None,
+            environment: None,
         }),
         EventPayload::HumanInputRequest(HumanInputRequest {
             request_id: "q1".to_owned(),

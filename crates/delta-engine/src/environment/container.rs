@@ -1,0 +1,464 @@
+//! The container kind: one container per run, through a runtime's command line (podman
+//! by default, or docker: the same commands). The image is given, or built once per content
+//! hash of a directory with a Dockerfile; nothing is ever pulled. The container is named
+//! after the run, created before the run starts, reused by `delta continue` (re-created,
+//! with a note for the model, when it is gone) and removed when the run ends unless kept.
+//! Tools run with `exec` in it; a call that must be stopped is killed on the host, found by
+//! its marker variable, since killing the `exec` client leaves the command running.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+use super::Runtime;
+use super::error::EnvironmentError;
+
+/// The container's first process: a shell that waits forever and reaps the orphans of the
+/// calls (busybox, dash and bash all do).
+const HOLD: &str = "while :; do sleep 3600; done";
+
+/// An image ready to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// Its name (for `build:`, the tag made from the content hash).
+    pub name: String,
+    /// Its id.
+    pub id: String,
+    /// Whether this launch built it.
+    pub built: bool,
+}
+
+/// The runtime's program, found on PATH and answering `info`.
+///
+/// # Errors
+/// [`EnvironmentError::RuntimeMissing`], [`EnvironmentError::RuntimeBroken`].
+pub fn find_runtime(runtime: Runtime) -> Result<PathBuf, EnvironmentError> {
+    let program =
+        super::on_path(runtime.program()).ok_or_else(|| EnvironmentError::RuntimeMissing {
+            runtime: runtime.program().to_owned(),
+        })?;
+    let output = run(&program, &["info"])?;
+    if !output.status.success() {
+        return Err(EnvironmentError::RuntimeBroken {
+            runtime: runtime.program().to_owned(),
+            message: last_lines(&output.stderr, 3),
+        });
+    }
+    Ok(program)
+}
+
+fn run(program: &Path, args: &[&str]) -> Result<Output, EnvironmentError> {
+    Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|error| EnvironmentError::Start {
+            kind: super::Kind::Container,
+            message: format!("cannot run {}: {error}", program.display()),
+        })
+}
+
+/// The id of `image`, when the runtime has it.
+#[must_use]
+pub fn image_id(program: &Path, image: &str) -> Option<String> {
+    let output = run(program, &["image", "inspect", "--format", "{{.Id}}", image]).ok()?;
+    let id = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (output.status.success() && !id.is_empty()).then_some(id)
+}
+
+/// `image`, which must exist.
+///
+/// # Errors
+/// [`EnvironmentError::ImageMissing`].
+pub fn existing_image(
+    program: &Path,
+    runtime: Runtime,
+    image: &str,
+) -> Result<Image, EnvironmentError> {
+    let id = image_id(program, image).ok_or_else(|| EnvironmentError::ImageMissing {
+        image: image.to_owned(),
+        runtime: runtime.program().to_owned(),
+    })?;
+    Ok(Image {
+        name: image.to_owned(),
+        id,
+        built: false,
+    })
+}
+
+/// The image of the build directory `dir`: tagged with the hash of its content, built
+/// only when no image has that tag.
+///
+/// # Errors
+/// [`EnvironmentError::ImageBuild`] with the runtime's last lines; I/O errors reading `dir`.
+pub fn built_image(
+    program: &Path,
+    runtime: Runtime,
+    dir: &Path,
+) -> Result<Image, EnvironmentError> {
+    let name = format!("localhost/delta-build:{}", content_hash(dir)?);
+    if let Some(id) = image_id(program, &name) {
+        return Ok(Image {
+            name,
+            id,
+            built: false,
+        });
+    }
+    let dir_text = dir.display().to_string();
+    let output = run(program, &["build", "-t", &name, &dir_text])?;
+    let failed = |output: String| EnvironmentError::ImageBuild {
+        dir: dir.to_path_buf(),
+        output,
+        runtime: runtime.program().to_owned(),
+    };
+    if !output.status.success() {
+        let mut all = output.stdout.clone();
+        all.extend_from_slice(&output.stderr);
+        return Err(failed(last_lines(&all, 6)));
+    }
+    let id = image_id(program, &name)
+        .ok_or_else(|| failed(format!("the build succeeded, but {name} is not there")))?;
+    Ok(Image {
+        name,
+        id,
+        built: true,
+    })
+}
+
+/// A hash of every file under `dir` (relative path, permissions, content; a symlink's
+/// target), in path order: equal directories give equal tags on every machine.
+fn content_hash(dir: &Path) -> Result<String, EnvironmentError> {
+    let mut files = Vec::new();
+    collect(dir, dir, &mut files)?;
+    files.sort();
+    let mut context = ring::digest::Context::new(&ring::digest::SHA256);
+    for relative in files {
+        let path = dir.join(&relative);
+        let meta = fs_err::symlink_metadata(&path)?;
+        context.update(relative.as_bytes());
+        context.update(&[0]);
+        let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+        context.update(&mode.to_le_bytes());
+        if meta.file_type().is_symlink() {
+            context.update(fs_err::read_link(&path)?.display().to_string().as_bytes());
+        } else {
+            context.update(&fs_err::read(&path)?);
+        }
+        context.update(&[0]);
+    }
+    Ok(hex(&context.finish().as_ref()[..8]))
+}
+
+fn collect(root: &Path, dir: &Path, files: &mut Vec<String>) -> Result<(), EnvironmentError> {
+    for entry in fs_err::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            collect(root, &path, files)?;
+        } else if let Ok(relative) = path.strip_prefix(root) {
+            files.push(relative.display().to_string());
+        }
+    }
+    Ok(())
+}
+
+/// The container of the run `run_id` in `workspace`: `delta-<run id>-<8 hex digits of the
+/// workspace path>`, since two workspaces may hold runs of the same id (run ids already use
+/// only the characters container names allow).
+#[must_use]
+pub fn name_for(run_id: &str, workspace: &Path) -> String {
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        workspace.as_os_str().as_encoded_bytes(),
+    );
+    format!("delta-{run_id}-{}", hex(&digest.as_ref()[..4]))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// What a container is made of.
+#[derive(Debug)]
+pub struct Setup<'a> {
+    /// The runtime's program.
+    pub program: &'a Path,
+    /// Which runtime.
+    pub runtime: Runtime,
+    /// The container's name.
+    pub name: &'a str,
+    /// The run's id (a label).
+    pub run_id: &'a str,
+    /// The image.
+    pub image: &'a Image,
+    /// The workspace on the host.
+    pub workspace: &'a Path,
+    /// Where it appears inside.
+    pub workdir: &'a Path,
+    /// The agent directory, its entries read-only at their own paths.
+    pub agent_home: &'a Path,
+    /// `.env` files shown empty.
+    pub env_files: &'a [PathBuf],
+    /// Keep the default network.
+    pub network: bool,
+    /// `--cpus`.
+    pub cpus: Option<f64>,
+    /// `--memory` in MiB.
+    pub memory_mb: Option<u64>,
+}
+
+/// A running container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Container {
+    /// The runtime's program.
+    pub program: PathBuf,
+    /// Which runtime.
+    pub runtime: Runtime,
+    /// Its name.
+    pub name: String,
+    /// Its id.
+    pub id: String,
+    /// Its image's id.
+    pub image_id: String,
+    /// Whether it was made now (not reused).
+    pub created: bool,
+}
+
+impl Setup<'_> {
+    /// `run`'s arguments.
+    #[must_use]
+    pub fn run_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = vec![
+            "run".into(),
+            "-d".into(),
+            "--name".into(),
+            self.name.to_owned(),
+            "--label".into(),
+            format!("delta.run={}", self.run_id),
+            "--label".into(),
+            format!("delta.workspace={}", self.workspace.display()),
+            "--pull=never".into(),
+        ];
+        if !self.network {
+            args.extend(["--network".into(), "none".into()]);
+        }
+        let mut volume = |from: &Path, to: &Path, read_only: bool| {
+            let suffix = if read_only { ":ro" } else { "" };
+            args.extend([
+                "-v".into(),
+                format!("{}:{}{suffix}", from.display(), to.display()),
+            ]);
+        };
+        // The agent directory read-only at its own path (`${AGENT_HOME}/tools/…` works),
+        // entry by entry: without its .env and its numbered workspaces.
+        for entry in super::agent_entries(self.agent_home) {
+            if !self.workspace.starts_with(&entry) {
+                volume(&entry, &entry, true);
+            }
+        }
+        volume(self.workspace, self.workdir, false);
+        volume(
+            &self.workspace.join(".delta"),
+            &self.workdir.join(".delta"),
+            true,
+        );
+        for file in self.env_files.iter().filter(|file| file.exists()) {
+            let inside = match file.strip_prefix(self.workspace) {
+                Ok(rest) => self.workdir.join(rest),
+                Err(_) => file.clone(),
+            };
+            volume(Path::new("/dev/null"), &inside, true);
+        }
+        args.extend(["--workdir".into(), self.workdir.display().to_string()]);
+        if let Some(cpus) = self.cpus {
+            args.extend(["--cpus".into(), cpus.to_string()]);
+        }
+        if let Some(memory) = self.memory_mb {
+            args.extend(["--memory".into(), format!("{memory}m")]);
+        }
+        args.extend([
+            self.image.name.clone(),
+            "sh".into(),
+            "-c".into(),
+            HOLD.into(),
+        ]);
+        args
+    }
+
+    /// The run's container: the existing one when it runs this image (started if it
+    /// stopped), else a new one (an existing one of another image removed first).
+    ///
+    /// # Errors
+    /// [`EnvironmentError::Start`] with the runtime's words.
+    pub fn start(&self) -> Result<Container, EnvironmentError> {
+        let failed = |message: String| EnvironmentError::Start {
+            kind: super::Kind::Container,
+            message,
+        };
+        if let Some((id, image_id, running)) = inspect(self.program, self.name) {
+            if image_id == self.image.id {
+                if !running {
+                    let output = run(self.program, &["start", self.name])?;
+                    if !output.status.success() {
+                        return Err(failed(last_lines(&output.stderr, 3)));
+                    }
+                }
+                return Ok(self.container(id, false));
+            }
+            remove(self.program, self.runtime, self.name);
+        }
+        let args = self.run_args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = run(self.program, &args)?;
+        if !output.status.success() {
+            return Err(failed(last_lines(&output.stderr, 4)));
+        }
+        let (id, _, _) = inspect(self.program, self.name)
+            .ok_or_else(|| failed(format!("{} was created but cannot be inspected", self.name)))?;
+        Ok(self.container(id, true))
+    }
+
+    fn container(&self, id: String, created: bool) -> Container {
+        Container {
+            program: self.program.to_path_buf(),
+            runtime: self.runtime,
+            name: self.name.to_owned(),
+            id,
+            image_id: self.image.id.clone(),
+            created,
+        }
+    }
+}
+
+/// Id, image id and whether it runs, of the container `name` when it exists.
+fn inspect(program: &Path, name: &str) -> Option<(String, String, bool)> {
+    let output = run(
+        program,
+        &[
+            "container",
+            "inspect",
+            "--format",
+            "{{.Id}} {{.Image}} {{.State.Running}}",
+            name,
+        ],
+    )
+    .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut words = text.split_whitespace();
+    Some((
+        words.next()?.to_owned(),
+        words.next()?.to_owned(),
+        words.next() == Some("true"),
+    ))
+}
+
+/// Removes the container `name` at once (its first process ignores SIGTERM).
+pub fn remove(program: &Path, runtime: Runtime, name: &str) {
+    let args: &[&str] = match runtime {
+        Runtime::Podman => &["rm", "-f", "-t", "0", name],
+        // docker rm -f kills without waiting and has no -t.
+        Runtime::Docker => &["rm", "-f", name],
+    };
+    let _ = run(program, args);
+}
+
+/// Kills the processes whose environment holds `marker` (`NAME=VALUE`), their process
+/// groups first: the command of a container call, seen from the host.
+pub fn kill_marked(marker: &str) {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let wanted = marker.as_bytes();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|byte| *byte == 0).any(|pair| pair == wanted) {
+            let pid = Pid::from_raw(pid);
+            let _ = killpg(pid, Signal::SIGKILL);
+            let _ = kill(pid, Signal::SIGKILL);
+        }
+    }
+}
+
+/// The last `n` non-empty lines of `bytes`, joined by ` / `.
+fn last_lines(bytes: &[u8], n: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(n)..].join(" / ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_differ_by_workspace_and_keep_the_run_id() {
+        let a = name_for("t1", Path::new("/b1/ws"));
+        let b = name_for("t1", Path::new("/b2/ws"));
+        assert!(a.starts_with("delta-t1-") && a.len() == "delta-t1-".len() + 8);
+        assert_ne!(a, b);
+        assert_eq!(a, name_for("t1", Path::new("/b1/ws")));
+    }
+
+    #[test]
+    fn the_content_hash_follows_the_content_only() {
+        let one = tempfile::tempdir().unwrap();
+        let two = tempfile::tempdir().unwrap();
+        for dir in [one.path(), two.path()] {
+            std::fs::create_dir(dir.join("sub")).unwrap();
+            std::fs::write(dir.join("Dockerfile"), "FROM x\n").unwrap();
+            std::fs::write(dir.join("sub/a"), "a").unwrap();
+        }
+        let first = content_hash(one.path()).unwrap();
+        assert_eq!(first.len(), 16);
+        assert_eq!(first, content_hash(two.path()).unwrap());
+        std::fs::write(two.path().join("sub/a"), "b").unwrap();
+        assert_ne!(first, content_hash(two.path()).unwrap());
+    }
+
+    #[test]
+    fn run_mounts_the_workspace_with_its_record_read_only() {
+        let image = Image {
+            name: "localhost/x:1".into(),
+            id: "abc".into(),
+            built: false,
+        };
+        let setup = Setup {
+            program: Path::new("/usr/bin/podman"),
+            runtime: Runtime::Podman,
+            name: "delta-r-0",
+            run_id: "r",
+            image: &image,
+            workspace: Path::new("/srv/ws"),
+            workdir: Path::new("/app"),
+            agent_home: Path::new("/srv/agent"),
+            env_files: &[],
+            network: false,
+            cpus: Some(1.5),
+            memory_mb: Some(256),
+        };
+        let args = setup.run_args().join(" ");
+        assert_eq!(
+            args,
+            "run -d --name delta-r-0 --label delta.run=r --label delta.workspace=/srv/ws \
+             --pull=never --network none -v /srv/ws:/app \
+             -v /srv/ws/.delta:/app/.delta:ro --workdir /app --cpus 1.5 --memory 256m \
+             localhost/x:1 sh -c while :; do sleep 3600; done"
+        );
+    }
+}
