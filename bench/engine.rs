@@ -10,6 +10,12 @@
 //! 2. Context rebuild: reading a journal of 1,000 / 5,000 / 10,000 events from disk and
 //!    turning it into the conversation (plus the default context.yaml's file sources),
 //!    which the engine does before every LLM call. It should grow linearly.
+//! 3. Model APIs (issue 27): a 30-step run through each API (chat completions, Anthropic
+//!    Messages, OpenAI Responses) against mock-llm's strict profile of its service with
+//!    its prompt cache on: the share of input tokens read from the cache from step 3 on,
+//!    the estimated cost against the cost of the usage the mock reported at the list
+//!    prices (read from each answer's own fields), and the engine overhead per step, as
+//!    in 1, beside chat's.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use std::path::Path;
@@ -22,11 +28,11 @@ use delta_engine::journal::{
     ActionRequest, ActionResult, ActionStatus, EventPayload, FsyncPolicy, Journal, RunStart,
     Thought, ToolCall, read_journal,
 };
-use delta_engine::llm::{ClientSettings, Credentials, LlmClient};
+use delta_engine::llm::{ClientSettings, Credentials, LlmClient, ModelApi};
 use delta_engine::process::OutputPolicy;
-use delta_engine::run::{RunId, read_metadata};
+use delta_engine::run::{RunId, RunPaths, read_metadata};
 use delta_engine::secrets::Redactor;
-use mock_llm::{MockServer, ReadScript as _, Script};
+use mock_llm::{MockProfile, MockServer, ReadScript as _, Script, ServerOptions};
 
 const ITERATIONS: u32 = 100;
 const REPEATS: usize = 5;
@@ -40,6 +46,8 @@ fn main() {
     loop_overhead();
     println!();
     context_rebuild();
+    println!();
+    model_apis();
 }
 
 fn profile() -> &'static str {
@@ -74,6 +82,7 @@ impl Observer for Timings {
             | EngineEvent::Thought { .. }
             | EngineEvent::ToolStarted { .. }
             | EngineEvent::Detail { .. }
+            | EngineEvent::Subagent { .. }
             | EngineEvent::RunFinished { .. } => {}
         }
     }
@@ -105,39 +114,14 @@ fn loop_overhead() {
     let mut per_iteration = Vec::new();
     for repeat in 0..REPEATS {
         let mock = MockServer::start(Script::from_yaml_str(&script).unwrap()).unwrap();
-        let workspace = root.path().join(format!("ws{repeat}"));
-        std::fs::create_dir_all(&workspace).unwrap();
-        let workspace = workspace.canonicalize().unwrap();
-        let agent = load_agent(&agent_home, &workspace).unwrap();
-        let llm = LlmClient::new(
-            Credentials::new(&mock.base_url(), None).unwrap(),
-            ClientSettings::default(),
-        )
-        .unwrap();
-        let mut timings = Timings::default();
-        let started = Instant::now();
-        let paths = runtime.block_on(async {
-            let new = NewRun {
-                workspace: &workspace,
-                workspace_id: None,
-                run_id: RunId::parse(&format!("bench-{repeat}")).unwrap(),
-                task: "benchmark",
-                max_iterations: ITERATIONS,
-                fsync: FsyncPolicy::OnSync,
-                replay_of: None,
-                environment: None,
-            };
-            let active =
-                ActiveRun::begin(Origin::New(new), &agent, OutputPolicy::default()).unwrap();
-            active
-                .drive(&agent, &llm, &mut timings, Shutdown::never())
-                .await
-                .unwrap()
-        });
-        let wall = started.elapsed();
-        let metadata = read_metadata(&paths.metadata()).unwrap();
-        assert_eq!(metadata.iterations, ITERATIONS);
-        assert_eq!(metadata.status.as_str(), "COMPLETED");
+        let credentials = Credentials::new(&mock.base_url(), None).unwrap();
+        let (wall, timings, _) = timed_run(
+            &runtime,
+            &agent_home,
+            &root.path().join(format!("ws{repeat}")),
+            credentials,
+            ITERATIONS,
+        );
         let overhead = wall.saturating_sub(timings.tools + timings.llm) / ITERATIONS;
         per_iteration.push(overhead);
         println!(
@@ -185,6 +169,8 @@ fn write_journal(path: &Path, events: usize) {
                     name: "read_file".to_owned(),
                     arguments: format!("{{\"path\": \"file-{cycle}.txt\"}}"),
                 }],
+                passback: None,
+                usage: None,
             }),
             EventPayload::ActionRequest(ActionRequest {
                 action_id: action_id.clone(),
@@ -193,6 +179,7 @@ fn write_journal(path: &Path, events: usize) {
                 tool_args: serde_json::from_str(&format!("{{\"path\": \"file-{cycle}.txt\"}}"))
                     .unwrap(),
                 resolved_command: Some(format!("cat file-{cycle}.txt")),
+                subagent: None,
                 environment: None,
             }),
             EventPayload::ActionResult(ActionResult {
@@ -202,6 +189,7 @@ fn write_journal(path: &Path, events: usize) {
                 observation_content: observation.clone(),
                 exit_code: Some(0),
                 execution_ref: action_id,
+                subagent: None,
             }),
         ];
         for payload in payloads {
@@ -264,6 +252,212 @@ fn context_rebuild() {
                 each.as_secs_f64() * 1e6 / events as f64
             );
         }
+    }
+}
+
+/// Drives one run of the agent at `agent_home` in a fresh `workspace` to COMPLETED in
+/// `iterations` steps against `credentials`; its wall time, the time spent in tools and in
+/// HTTP, and its directory.
+fn timed_run(
+    runtime: &tokio::runtime::Runtime,
+    agent_home: &Path,
+    workspace: &Path,
+    credentials: Credentials,
+    iterations: u32,
+) -> (Duration, Timings, RunPaths) {
+    std::fs::create_dir_all(workspace).unwrap();
+    let workspace = workspace.canonicalize().unwrap();
+    let agent = load_agent(agent_home, &workspace).unwrap();
+    let llm = LlmClient::new(credentials, ClientSettings::default()).unwrap();
+    let mut timings = Timings::default();
+    let started = Instant::now();
+    let paths = runtime.block_on(async {
+        let new = NewRun {
+            workspace: &workspace,
+            workspace_id: None,
+            run_id: RunId::parse("bench").unwrap(),
+            task: "benchmark",
+            max_iterations: iterations,
+            fsync: FsyncPolicy::OnSync,
+            replay_of: None,
+            called_by: None,
+            environment: None,
+        };
+        let active =
+            ActiveRun::begin(Origin::New(Box::new(new)), &agent, OutputPolicy::default()).unwrap();
+        active
+            .drive(&agent, &llm, &mut timings, Shutdown::never())
+            .await
+            .unwrap()
+    });
+    let wall = started.elapsed();
+    let metadata = read_metadata(&paths.metadata()).unwrap();
+    assert_eq!(metadata.iterations, iterations);
+    assert_eq!(metadata.status.as_str(), "COMPLETED");
+    (wall, timings, paths)
+}
+
+/// Steps of the model-API runs (tool calls, then the answer).
+const API_STEPS: u32 = 30;
+/// Runs per API.
+const API_REPEATS: usize = 3;
+
+/// Where each API reports, in each answer's `usage`, (input, cached, written, output), as
+/// JSON pointers; and whether its input count includes the cached and written tokens.
+fn usage_fields(api: ModelApi) -> ([&'static str; 4], bool) {
+    match api {
+        ModelApi::Chat => (
+            [
+                "/prompt_tokens",
+                "/prompt_tokens_details/cached_tokens",
+                "/prompt_tokens_details/cache_write_tokens",
+                "/completion_tokens",
+            ],
+            true,
+        ),
+        ModelApi::Responses => (
+            [
+                "/input_tokens",
+                "/input_tokens_details/cached_tokens",
+                "/input_tokens_details/cache_write_tokens",
+                "/output_tokens",
+            ],
+            true,
+        ),
+        ModelApi::Anthropic => (
+            [
+                "/input_tokens",
+                "/cache_read_input_tokens",
+                "/cache_creation_input_tokens",
+                "/output_tokens",
+            ],
+            false,
+        ),
+    }
+}
+
+/// USD per million (uncached input, cached input, cache write, output): the published list
+/// prices of the models the runs use (gpt-5; claude-sonnet-4-5 with Anthropic's 0.1× and
+/// 1.25× cache multipliers).
+fn list_prices(api: ModelApi) -> [f64; 4] {
+    match api {
+        ModelApi::Chat | ModelApi::Responses => [1.25, 0.125, 1.25, 10.0],
+        ModelApi::Anthropic => [3.0, 0.3, 3.75, 15.0],
+    }
+}
+
+fn model_apis() {
+    let root = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let script = format!(
+        "mode: by_conversation\nsteps:\n  - message:\n      content: working\n      tool_calls: [{{name: noop}}]\n      usage: {{completion_tokens: 12}}\n      repeat: {}\n  - message: {{content: done, usage: {{completion_tokens: 4}}}}\n",
+        API_STEPS - 1
+    );
+    println!(
+        "3. Model APIs: {API_STEPS}-step runs against each strict profile with its prompt cache"
+    );
+    println!(
+        "   api        cache share (steps 3+)   cost estimated / from usage      overhead/step"
+    );
+    let mut chat_overhead = Duration::ZERO;
+    for api in ModelApi::ALL {
+        let model = match api {
+            ModelApi::Anthropic => "claude-sonnet-4-5",
+            ModelApi::Chat | ModelApi::Responses => "gpt-5",
+        };
+        let agent_home = root.path().join(format!("agent-{api}"));
+        std::fs::create_dir_all(&agent_home).unwrap();
+        std::fs::write(
+            agent_home.join("agent.yaml"),
+            format!("name: bench\nllm:\n  model: {model}\n  api: {api}\ntools:\n  - name: noop\n    exec: \"true\"\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            agent_home.join("system_prompt.md"),
+            "You are a benchmark: call the tool until told otherwise, then answer done. "
+                .repeat(80),
+        )
+        .unwrap();
+        std::fs::write(agent_home.join("context.yaml"), CONTEXT_YAML).unwrap();
+        let mut overheads = Vec::new();
+        let (mut share, mut estimated, mut reported) = (0.0, 0.0, 0.0);
+        for repeat in 0..API_REPEATS {
+            let options = ServerOptions {
+                strict: Some(MockProfile::of_api(api)),
+                prompt_cache: true,
+                keep_requests: false,
+                ..ServerOptions::default()
+            };
+            let mock =
+                MockServer::start_with(Script::from_yaml_str(&script).unwrap(), options).unwrap();
+            // Anthropic's base URL is the host; the strict profiles want a key.
+            let base = match api {
+                ModelApi::Anthropic => mock.base_url().trim_end_matches("/v1").to_owned(),
+                ModelApi::Chat | ModelApi::Responses => mock.base_url(),
+            };
+            let credentials = Credentials::for_api(api, &base, Some("bench".to_owned())).unwrap();
+            let (wall, timings, paths) = timed_run(
+                &runtime,
+                &agent_home,
+                &root.path().join(format!("ws-{api}-{repeat}")),
+                credentials,
+                API_STEPS,
+            );
+            overheads.push(wall.saturating_sub(timings.tools + timings.llm) / API_STEPS);
+            let (fields, includes_cache) = usage_fields(api);
+            let prices = list_prices(api);
+            let mut counted = (0.0, 0.0);
+            reported = 0.0;
+            let events = read_journal(&paths.journal()).unwrap().events;
+            let thoughts = events.iter().filter_map(|e| e.payload.as_thought());
+            for (step, thought) in thoughts.enumerate() {
+                let answer: serde_json::Value = serde_json::from_slice(
+                    &std::fs::read(paths.invocation_response(&thought.llm_invocation_ref)).unwrap(),
+                )
+                .unwrap();
+                let [input, cached, written, output] = fields.map(|pointer| {
+                    answer["usage"]
+                        .pointer(pointer)
+                        .and_then(serde_json::Value::as_u64)
+                        .unwrap_or(0) as f64
+                });
+                let (uncached, prompt) = if includes_cache {
+                    (input - cached - written, input)
+                } else {
+                    (input, input + cached + written)
+                };
+                if step >= 2 {
+                    counted.0 += cached;
+                    counted.1 += prompt;
+                }
+                reported += (uncached * prices[0]
+                    + cached * prices[1]
+                    + written * prices[2]
+                    + output * prices[3])
+                    / 1_000_000.0;
+            }
+            share = counted.0 / counted.1;
+            estimated = read_metadata(&paths.metadata())
+                .unwrap()
+                .usage
+                .total_cost_usd;
+        }
+        overheads.sort();
+        let overhead = overheads[API_REPEATS / 2];
+        if api == ModelApi::Chat {
+            chat_overhead = overhead;
+        }
+        println!(
+            "   {:<10} {:<24} ${estimated:.6} / ${reported:.6} (Δ {:.1e})   {} ({:.2}× chat)",
+            api.name(),
+            format!("{:.1}%", share * 100.0),
+            (estimated - reported).abs(),
+            ms(overhead),
+            overhead.as_secs_f64() / chat_overhead.as_secs_f64()
+        );
     }
 }
 

@@ -37,11 +37,34 @@ elif [ ${#missing[@]} -gt 0 ]; then
   cat >&2 <<MSG
 tests/setup.sh: not root, so these Debian packages are not installed: ${missing[*]}
   chromium             crates/delta/tests/it/export/view.rs (the page in a real browser)
-  jq                   crates/delta/tests/it/e2e/docs_commands.rs
+  jq                   crates/delta/tests/it/e2e/docs_commands.rs, resume/orchestration.rs
   slurm*, munge        crates/delta/tests/it/batch (--executor slurm)
   bubblewrap, podman…  the tests of confined tools
 Those tests will fail. Install them, or run this script as root once.
 MSG
+fi
+
+# Harbor's ATIF validator (crates/delta/tests/it/subagents/export_view.rs), pinned, in a
+# venv under target/ (no root needed). It needs Python 3.12; only the validator's own
+# dependency (pydantic) is installed, not Harbor's run-time ones.
+harbor_venv=target/harbor-venv
+if ! "$harbor_venv/bin/python" -c 'import harbor.utils.trajectory_validator' > /dev/null 2>&1; then
+  # A pyenv shim may exist without its version being selected: try each until one runs.
+  python312=
+  for candidate in "$(command -v python3.12 || true)" \
+    $(ls "$(pyenv root 2> /dev/null || echo /nonexistent)"/versions/3.12*/bin/python3.12 2> /dev/null || true); do
+    if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info >= (3, 12)' > /dev/null 2>&1; then
+      python312=$candidate
+      break
+    fi
+  done
+  if [ -z "$python312" ]; then
+    echo "tests/setup.sh: Python 3.12 is missing; the ATIF validator test (crates/delta/tests/it/subagents/export_view.rs) will fail" >&2
+  else
+    "$python312" -m venv "$harbor_venv"
+    "$harbor_venv/bin/pip" install -q --no-deps harbor==0.26.0
+    "$harbor_venv/bin/pip" install -q --no-warn-conflicts 'pydantic>=2.14'
+  fi
 fi
 
 # The official MCP test server, exactly as its lockfile pins it (no root needed).

@@ -13,6 +13,8 @@
 pub mod adapter;
 pub mod baseline;
 pub mod check;
+pub mod citation;
+pub mod citations;
 pub mod cli;
 pub mod exec;
 pub mod locate;

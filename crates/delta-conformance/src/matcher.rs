@@ -5,7 +5,7 @@
 //! A matcher lists checks that must all hold; each failed check becomes one [`Mismatch`]
 //! saying what was expected and what was seen.
 
-use delta_scenario::{ExitMatch, JsonType, OneOrMany, TextMatch, ValueMatch};
+use delta_scenario::{ExitClass, ExitMatch, JsonType, OneOrMany, TextMatch, ValueMatch};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -60,22 +60,27 @@ pub trait ExitCheck {
 
 impl ExitCheck for ExitMatch {
     fn check(&self, code: Option<i32>, signal: Option<i32>) -> Option<Mismatch> {
-        let codes: &[i32] = match self {
-            Self::Code(code) => std::slice::from_ref(code),
-            Self::AnyOf(codes) => codes,
-        };
-        let expected = match codes {
-            [one] => format!("is {one}"),
-            many => format!(
-                "is one of {}",
-                many.iter()
-                    .map(i32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+        let (codes, expected): (&[i32], String) = match self {
+            Self::Code(code) => (std::slice::from_ref(code), format!("is {code}")),
+            Self::AnyOf(codes) => (
+                codes,
+                format!(
+                    "is one of {}",
+                    codes
+                        .iter()
+                        .map(i32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ),
+            Self::Class(ExitClass::Nonzero) => (&[], "is not 0".to_string()),
+        };
+        let holds = |code: i32| match self {
+            Self::Code(_) | Self::AnyOf(_) => codes.contains(&code),
+            Self::Class(ExitClass::Nonzero) => code != 0,
         };
         match code {
-            Some(code) if codes.contains(&code) => None,
+            Some(code) if holds(code) => None,
             Some(code) => Some(Mismatch::new("exit code", expected, code.to_string())),
             None => Some(Mismatch::new(
                 "exit code",
@@ -511,6 +516,15 @@ mod tests {
             ExitMatch::Code(130).check(None, Some(9)).unwrap().observed,
             "killed by signal 9"
         );
+        let failed: ExitMatch = serde_saphyr::from_str("nonzero").unwrap();
+        assert_eq!(failed, ExitMatch::Class(ExitClass::Nonzero));
+        assert_eq!(failed.check(Some(1), None), None);
+        assert_eq!(failed.check(Some(126), None), None);
+        assert_eq!(
+            failed.check(Some(0), None).unwrap().expected,
+            "exit code is not 0"
+        );
+        assert!(failed.check(None, Some(9)).is_some());
     }
 
     #[test]

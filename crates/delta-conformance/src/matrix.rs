@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::baseline::Baseline;
+use crate::baseline::{Baseline, Covered, Deviation};
 use crate::report::{CheckResult, CheckStatus, Report, ScenarioResult, Status};
 use crate::scenario::{Level, Scenario, ScenarioChecks as _};
 
@@ -151,44 +151,7 @@ pub fn markdown(scenarios: &[&Scenario], columns: &[Column]) -> String {
     }
     for column in columns {
         let _ = writeln!(out, "\n## Spec-level failures of {}\n", column.name);
-        let mut any = false;
-        for result in &column.report.scenarios {
-            for check in result
-                .checks
-                .iter()
-                .filter(|c| c.level == Level::Spec && c.status != CheckStatus::Pass)
-            {
-                any = true;
-                let why = column
-                    .baseline
-                    .as_ref()
-                    .and_then(|b| b.entry(&result.name, Some(&check.id)))
-                    .map(|e| e.reason.trim().to_string())
-                    .or_else(|| {
-                        check
-                            .blocked_by
-                            .as_ref()
-                            .map(|b| format!("blocked by `{b}`"))
-                    })
-                    .or_else(|| {
-                        check
-                            .failures
-                            .first()
-                            .map(|f| format!("expected {}", short(&f.expected)))
-                    })
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "- `{}/{}` ({}): {why}",
-                    result.name,
-                    check.id,
-                    check.reference.as_deref().unwrap_or("-")
-                );
-            }
-        }
-        if !any {
-            out.push_str("None.\n");
-        }
+        out.push_str(&spec_failures(column));
     }
     for column in columns {
         let _ = writeln!(out, "\n## Failures of {}\n", column.name);
@@ -255,7 +218,7 @@ pub fn markdown(scenarios: &[&Scenario], columns: &[Column]) -> String {
                     .as_ref()
                     .and_then(|b| b.entry(&result.name, Some(&check.id)))
                 {
-                    let _ = write!(out, "\n  - **Verdict:** {}", entry.reason.trim());
+                    let _ = write!(out, "\n  - **Verdict:** {}", entry.verdict());
                 }
                 out.push('\n');
             }
@@ -264,6 +227,75 @@ pub fn markdown(scenarios: &[&Scenario], columns: &[Column]) -> String {
         if !any {
             out.push_str("None.\n");
         }
+    }
+    out
+}
+
+/// One column's failing and blocked `spec` checks, each deviation of its baseline once
+/// (its verdict, then the checks it accounts for), then the checks no deviation covers.
+fn spec_failures(column: &Column) -> String {
+    let mut by_deviation: Vec<(&Deviation, Vec<String>)> = Vec::new();
+    let mut single: Vec<String> = Vec::new();
+    for result in &column.report.scenarios {
+        for check in result
+            .checks
+            .iter()
+            .filter(|c| c.level == Level::Spec && c.status != CheckStatus::Pass)
+        {
+            let name = format!("`{}/{}`", result.name, check.id);
+            let covered = column
+                .baseline
+                .as_ref()
+                .and_then(|b| b.entry(&result.name, Some(&check.id)));
+            match covered {
+                Some(Covered::Deviation(d)) => {
+                    match by_deviation.iter_mut().find(|(seen, _)| seen.id == d.id) {
+                        Some((_, checks)) => checks.push(name),
+                        None => by_deviation.push((d, vec![name])),
+                    }
+                }
+                Some(Covered::Failure(entry)) => {
+                    single.push(format!("- {name}: {}", entry.reason.trim()));
+                }
+                None => {
+                    let why = check
+                        .blocked_by
+                        .as_ref()
+                        .map(|b| format!("blocked by `{b}`"))
+                        .or_else(|| {
+                            check
+                                .failures
+                                .first()
+                                .map(|f| format!("expected {}", short(&f.expected)))
+                        })
+                        .unwrap_or_default();
+                    let reference = check.reference.as_deref().unwrap_or("-");
+                    single.push(format!("- {name} ({reference}): {why}"));
+                }
+            }
+        }
+    }
+    if by_deviation.is_empty() && single.is_empty() {
+        return "None.\n".to_string();
+    }
+    let mut out = String::new();
+    if !by_deviation.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} distinct deviation(s), each once with the checks it accounts for:\n",
+            by_deviation.len()
+        );
+    }
+    for (deviation, checks) in &by_deviation {
+        let _ = writeln!(
+            out,
+            "- {}\n  - checks: {}",
+            Covered::Deviation(deviation).verdict(),
+            checks.join(", ")
+        );
+    }
+    for line in single {
+        let _ = writeln!(out, "{line}");
     }
     out
 }
@@ -284,7 +316,7 @@ pub fn json(scenarios: &[&Scenario], columns: &[Column]) -> String {
                     let verdict = c.baseline.as_ref()
                         .and_then(|b| b.entry(&r.name, Some(&check.id)))
                         .filter(|_| check.status != CheckStatus::Pass)
-                        .map(|e| e.reason.trim().to_string());
+                        .map(|e| e.verdict());
                     let mut entry = json!({
                         "id": check.id,
                         "level": check.level.name(),

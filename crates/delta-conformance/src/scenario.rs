@@ -27,6 +27,8 @@ pub struct CheckInfo {
     /// Its seed section (`spec`, `recommended`) or docs/decisions.md section
     /// (`extension`), as `decisions.md: SECTION`.
     pub reference: Option<String>,
+    /// The sentences of the seed section it rests on (`spec`, `recommended`).
+    pub quote: Vec<String>,
 }
 
 /// The checks of a scenario: their ids, levels and references.
@@ -37,46 +39,72 @@ pub trait ScenarioChecks {
     /// The named checks of step `index` (`checks:`), with their expectations.
     fn named_checks(&self, index: usize) -> Vec<(CheckInfo, &Expect)>;
 
-    /// A check the runner adds (schemas, canaries …) at `level`, or at the scenario's
-    /// level when that is looser: a check cannot be stricter than its scenario's setup.
-    fn runner_check(&self, id: String, level: Level, seed: &str) -> CheckInfo;
+    /// A check the runner adds (schemas, canaries …) at `level`, resting on `quote` of
+    /// `seed`, or at the scenario's level when that is looser: a check cannot be stricter
+    /// than its scenario's setup.
+    fn runner_check(&self, id: String, level: Level, seed: &str, quote: &[&str]) -> CheckInfo;
 
     /// Every check the scenario declares (steps and named checks), in order.
     fn declared_checks(&self) -> Vec<CheckInfo>;
+
+    /// The `canaries` check: at the scenario's level, resting on its own seed and quote
+    /// (or decision).
+    fn canaries_check(&self) -> CheckInfo;
 }
 
 impl ScenarioChecks for Scenario {
     fn step_check(&self, index: usize) -> CheckInfo {
         let step = &self.steps[index];
-        let own = (step.level, step.seed.as_ref(), step.decision.as_ref());
-        info(self, self.step_id(index), [own, (None, None, None)])
+        let own = Layer::new(step.level, &step.seed, &step.quote, &step.decision);
+        info(self, self.step_id(index), [own, Layer::default()])
     }
 
     fn named_checks(&self, index: usize) -> Vec<(CheckInfo, &Expect)> {
         let step = &self.steps[index];
-        let own = (step.level, step.seed.as_ref(), step.decision.as_ref());
+        let own = Layer::new(step.level, &step.seed, &step.quote, &step.decision);
         step.checks
             .iter()
             .map(|c| {
                 let id = format!("{}/{}", self.step_id(index), c.id);
-                let layer = (c.level, c.seed.as_ref(), c.decision.as_ref());
+                let layer = Layer::new(c.level, &c.seed, &c.quote, &c.decision);
                 (info(self, id, [layer, own]), &c.expect)
             })
             .collect()
     }
 
-    fn runner_check(&self, id: String, level: Level, seed: &str) -> CheckInfo {
+    fn runner_check(&self, id: String, level: Level, seed: &str, quote: &[&str]) -> CheckInfo {
         let level = level.max(self.level());
-        let reference = match level {
-            Level::Extension if self.level() == Level::Extension => {
-                self.decision.as_ref().map(|d| format!("decisions.md: {d}"))
-            }
-            Level::Spec | Level::Recommended | Level::Extension => Some(seed.to_string()),
+        let (reference, quote) = match level {
+            Level::Extension if self.level() == Level::Extension => (
+                self.decision.as_ref().map(|d| format!("decisions.md: {d}")),
+                Vec::new(),
+            ),
+            Level::Spec | Level::Recommended | Level::Extension => (
+                Some(seed.to_string()),
+                quote.iter().map(ToString::to_string).collect(),
+            ),
         };
         CheckInfo {
             id,
             level,
             reference,
+            quote,
+        }
+    }
+
+    fn canaries_check(&self) -> CheckInfo {
+        let info = self.runner_check("canaries".to_string(), self.level(), "-", &[]);
+        if info.level == Level::Extension {
+            return info;
+        }
+        CheckInfo {
+            reference: self.seed.clone(),
+            quote: self
+                .quote
+                .as_ref()
+                .map(|q| q.items().to_vec())
+                .unwrap_or_default(),
+            ..info
         }
     }
 
@@ -90,25 +118,60 @@ impl ScenarioChecks for Scenario {
     }
 }
 
+/// What one layer (a named check, a step, the scenario) says about a check.
+#[derive(Debug, Clone, Copy, Default)]
+struct Layer<'a> {
+    level: Option<Level>,
+    /// The seed section and the sentences quoted from it, which go together.
+    seed: Option<(&'a String, Option<&'a OneOrMany>)>,
+    decision: Option<&'a String>,
+}
+
+impl<'a> Layer<'a> {
+    fn new(
+        level: Option<Level>,
+        seed: &'a Option<String>,
+        quote: &'a Option<OneOrMany>,
+        decision: &'a Option<String>,
+    ) -> Self {
+        Self {
+            level,
+            seed: seed.as_ref().map(|s| (s, quote.as_ref())),
+            decision: decision.as_ref(),
+        }
+    }
+}
+
 /// A check's level and reference: its own, else its step's (`outer`), else the
-/// scenario's.
-fn info(
-    scenario: &Scenario,
-    id: String,
-    layers: [(Option<Level>, Option<&String>, Option<&String>); 2],
-) -> CheckInfo {
+/// scenario's. A quote is the one given with the seed it quotes.
+fn info(scenario: &Scenario, id: String, layers: [Layer<'_>; 2]) -> CheckInfo {
     let [inner, outer] = layers;
-    let level = inner.0.or(outer.0).unwrap_or_else(|| scenario.level());
-    let seed = inner.1.or(outer.1).or(scenario.seed.as_ref());
-    let decision = inner.2.or(outer.2).or(scenario.decision.as_ref());
-    let reference = match level {
-        Level::Extension => decision.map(|d| format!("decisions.md: {d}")),
-        Level::Spec | Level::Recommended => seed.cloned(),
+    let top = Layer::new(
+        scenario.level,
+        &scenario.seed,
+        &scenario.quote,
+        &scenario.decision,
+    );
+    let level = inner
+        .level
+        .or(outer.level)
+        .unwrap_or_else(|| scenario.level());
+    let seed = inner.seed.or(outer.seed).or(top.seed);
+    let decision = inner.decision.or(outer.decision).or(top.decision);
+    let (reference, quote) = match level {
+        Level::Extension => (decision.map(|d| format!("decisions.md: {d}")), Vec::new()),
+        Level::Spec | Level::Recommended => (
+            seed.map(|(s, _)| s.clone()),
+            seed.and_then(|(_, q)| q)
+                .map(|q| q.items().to_vec())
+                .unwrap_or_default(),
+        ),
     };
     CheckInfo {
         id,
         level,
         reference,
+        quote,
     }
 }
 
@@ -278,6 +341,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
             ));
         }
     }
+    check_quotes(scenario)?;
     check_levels(scenario)?;
     let mut texts: Vec<(String, &str)> = Vec::new();
     for (i, file) in scenario.files.iter().enumerate() {
@@ -319,6 +383,35 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
         check_placeholders(&at, text)?;
     }
     Ok(())
+}
+
+/// A quote stands next to the seed it quotes: a layer with `quote` has `seed`.
+fn check_quotes(scenario: &Scenario) -> Result<(), String> {
+    let stray =
+        |quote: &Option<OneOrMany>, seed: &Option<String>| quote.is_some() && seed.is_none();
+    let mut layers = vec![(String::new(), stray(&scenario.quote, &scenario.seed))];
+    for (i, step) in scenario.steps.iter().enumerate() {
+        layers.push((format!("steps[{i}]"), stray(&step.quote, &step.seed)));
+        for (j, named) in step.checks.iter().enumerate() {
+            layers.push((
+                format!("steps[{i}].checks[{j}]"),
+                stray(&named.quote, &named.seed),
+            ));
+        }
+    }
+    match layers.into_iter().find(|(_, stray)| *stray) {
+        None => Ok(()),
+        Some((at, _)) => {
+            let at = if at.is_empty() {
+                "the scenario".to_string()
+            } else {
+                at
+            };
+            Err(format!(
+                "{at}: a quote needs the seed it quotes (`seed`, next to `quote`)"
+            ))
+        }
+    }
 }
 
 fn is_id(text: &str) -> bool {
@@ -373,27 +466,65 @@ fn check_levels(scenario: &Scenario) -> Result<(), String> {
                     named.id
                 ));
             }
+            if crate::check::RunnerCheck::ALL
+                .iter()
+                .any(|c| c.name() == named.id)
+            {
+                return Err(format!(
+                    "{at}.checks[{j}].id {:?}: the runner's own check of the step has this name; choose another",
+                    named.id
+                ));
+            }
         }
         own.extend(scenario.named_checks(i).into_iter().map(|(info, _)| info));
         for info in own {
             if earlier.iter().any(|c| c.id == info.id) {
                 return Err(format!("{at}: two checks have the id {:?}", info.id));
             }
-            if info.reference.is_none() {
-                let (field, what) = match info.level {
-                    Level::Extension => ("decision", "the docs/decisions.md section"),
-                    Level::Spec | Level::Recommended => ("seed", "the seed section"),
-                };
-                return Err(format!(
-                    "{at}: check {:?} is at level {} but names no {field} ({what} that makes it so)",
-                    info.id,
-                    info.level.name()
-                ));
-            }
+            check_reference(&at, &info)?;
             earlier.push(info);
         }
     }
+    if !scenario.canaries.is_empty() {
+        check_reference("canaries", &scenario.canaries_check())?;
+    }
     Ok(())
+}
+
+/// A `spec` or `recommended` check cites a seed section (`NNN §x.y`) and quotes the
+/// sentence it rests on; an `extension` check names its docs/decisions.md section.
+fn check_reference(at: &str, info: &CheckInfo) -> Result<(), String> {
+    let level = info.level.name();
+    let Some(reference) = &info.reference else {
+        let (field, what) = match info.level {
+            Level::Extension => ("decision", "the docs/decisions.md section"),
+            Level::Spec | Level::Recommended => ("seed", "the seed section"),
+        };
+        return Err(format!(
+            "{at}: check {:?} is at level {level} but names no {field} ({what} that makes it so)",
+            info.id
+        ));
+    };
+    match info.level {
+        Level::Extension => Ok(()),
+        Level::Spec | Level::Recommended => {
+            crate::citation::sections(reference).map_err(|why| {
+                format!(
+                    "{at}: check {:?} is at level {level}, so its seed must be a seed section: {why}; \
+                     cite the seed that requires it, or make the check extension with a decision",
+                    info.id
+                )
+            })?;
+            if info.quote.iter().all(|q| q.trim().is_empty()) {
+                return Err(format!(
+                    "{at}: check {:?} is at level {level} but quotes nothing of {reference}; \
+                     give the sentence it rests on in `quote`, next to `seed`",
+                    info.id
+                ));
+            }
+            Ok(())
+        }
+    }
 }
 
 fn check_placeholders(at: &str, text: &str) -> Result<(), String> {
@@ -468,11 +599,14 @@ mod tests {
 name: demo
 description: d
 seed: 002 §4.3
+quote: '0 | COMPLETED | Success.'
 agent: base
 steps:
   - run: --agent {agent} -w {workspace} -m hi
     expect: {exit: 0}
 ";
+
+    const CITATION: &str = "seed: 002 §4.3\nquote: '0 | COMPLETED | Success.'\n";
 
     #[test]
     fn a_minimal_scenario_loads() {
@@ -487,7 +621,7 @@ steps:
     fn unknown_fields_report_line_and_column() {
         let (location, message) =
             parse(&MINIMAL.replace("expect: {exit: 0}", "expct: {}")).unwrap_err();
-        assert_eq!(location.map(|l| l.0), Some(8));
+        assert_eq!(location.map(|l| l.0), Some(9));
         assert!(message.contains("expct"), "{message}");
     }
 
@@ -518,17 +652,56 @@ steps:
 
     #[test]
     fn every_check_cites_what_makes_it_normative() {
-        let s = parse(&MINIMAL.replace("seed: 002 §4.3\n", "")).unwrap();
+        let s = parse(&MINIMAL.replace(CITATION, "")).unwrap();
         assert!(
             check(&s)
                 .unwrap_err()
                 .contains("check \"step-1\" is at level spec but names no seed"),
         );
-        let s = parse(&MINIMAL.replace("seed: 002 §4.3\n", "level: extension\n")).unwrap();
+        let s = parse(&MINIMAL.replace("seed: 002 §4.3", "seed: issue 11 (real model servers)"))
+            .unwrap();
+        let refused = check(&s).unwrap_err();
+        assert!(
+            refused.contains("its seed must be a seed section")
+                && refused.contains(
+                    "\"issue 11 (real model servers)\" does not start with a seed section"
+                ),
+            "{refused}"
+        );
+        let s = parse(&MINIMAL.replace("quote: '0 | COMPLETED | Success.'\n", "")).unwrap();
+        assert!(
+            check(&s)
+                .unwrap_err()
+                .contains("quotes nothing of 002 §4.3"),
+            "a spec check without its sentence"
+        );
+        let recommended =
+            MINIMAL.replace("seed: 002 §4.3", "level: recommended\nseed: 004 (naming)");
+        assert!(
+            check(&parse(&recommended).unwrap())
+                .unwrap_err()
+                .contains("level recommended")
+        );
+        let taken = MINIMAL.replace(
+            "    expect: {exit: 0}",
+            "    expect: {exit: 0}\n    checks: [{id: run-result, expect: {}}]",
+        );
+        assert!(
+            check(&parse(&taken).unwrap())
+                .unwrap_err()
+                .contains("the runner's own check")
+        );
+        let stray = MINIMAL.replace(
+            "    expect: {exit: 0}",
+            "    quote: stray\n    expect: {exit: 0}",
+        );
+        assert_eq!(
+            check(&parse(&stray).unwrap()).unwrap_err(),
+            "steps[0]: a quote needs the seed it quotes (`seed`, next to `quote`)"
+        );
+        let s = parse(&MINIMAL.replace(CITATION, "level: extension\n")).unwrap();
         assert!(check(&s).unwrap_err().contains("names no decision"));
-        let s =
-            parse(&MINIMAL.replace("seed: 002 §4.3\n", "level: extension\ndecision: The run\n"))
-                .unwrap();
+        let s = parse(&MINIMAL.replace(CITATION, "level: extension\ndecision: The run\n")).unwrap();
         check(&s).unwrap();
         assert_eq!(
             s.step_check(0).reference.as_deref(),

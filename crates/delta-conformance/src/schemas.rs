@@ -18,6 +18,10 @@ pub const JOURNAL_EVENT: &str = "journal-event";
 pub const METADATA: &str = "metadata";
 /// `--format json` output of `run` and `continue`.
 pub const RUN_RESULT: &str = "run-result";
+/// [`RUN_RESULT`] as seed 002 §5 gives it: derived from that file when it loads, with
+/// open objects, no run-id syntax or timestamp format, and `model_usage` any object
+/// (000 §2.6.6: `Record<string, any>`). It has no file of its own.
+pub const RUN_RESULT_SPEC: &str = "run-result (seed 002 §5)";
 /// `--format json` output of `list-runs`.
 pub const LIST_RUNS: &str = "list-runs";
 /// A mock-llm script.
@@ -86,6 +90,8 @@ impl std::fmt::Display for Violation {
 pub struct SchemaSet {
     dir: PathBuf,
     validators: BTreeMap<String, jsonschema::Validator>,
+    /// Validators derived from a file's schema ([`RUN_RESULT_SPEC`]).
+    derived: BTreeMap<String, jsonschema::Validator>,
 }
 
 impl SchemaSet {
@@ -96,6 +102,7 @@ impl SchemaSet {
             source,
         })?;
         let mut validators = BTreeMap::new();
+        let mut derived = BTreeMap::new();
         for entry in entries {
             let entry = entry.map_err(|source| SchemaError::ReadDir {
                 dir: dir.to_path_buf(),
@@ -114,20 +121,18 @@ impl SchemaSet {
                 path: path.clone(),
                 reason: err.to_string(),
             })?;
-            // Formats are asserted: a timestamp that is not RFC 3339 breaks the contract
-            // even though draft 2020-12 treats `format` as an annotation by default.
-            let validator = jsonschema::options()
-                .should_validate_formats(true)
-                .build(&schema)
-                .map_err(|err| SchemaError::Compile {
-                    path: path.clone(),
-                    reason: err.to_string(),
-                })?;
-            validators.insert(kind.to_string(), validator);
+            let compile = |schema: &Value| compile(schema, &path);
+            if kind == RUN_RESULT {
+                let mut spec = schema.clone();
+                relax(&mut spec);
+                derived.insert(RUN_RESULT_SPEC.to_string(), compile(&spec)?);
+            }
+            validators.insert(kind.to_string(), compile(&schema)?);
         }
         Ok(Self {
             dir: dir.to_path_buf(),
             validators,
+            derived,
         })
     }
 
@@ -136,6 +141,7 @@ impl SchemaSet {
         Self {
             dir: PathBuf::new(),
             validators: BTreeMap::new(),
+            derived: BTreeMap::new(),
         }
     }
 
@@ -165,9 +171,14 @@ impl SchemaSet {
         }
     }
 
-    /// The schema file of a kind.
+    /// The schema file of a kind (a derived kind's is the file it comes from).
     pub fn path_of(&self, kind: &str) -> PathBuf {
-        self.dir.join(format!("{kind}{SUFFIX}"))
+        let file = if kind == RUN_RESULT_SPEC {
+            RUN_RESULT
+        } else {
+            kind
+        };
+        self.dir.join(format!("{file}{SUFFIX}"))
     }
 
     /// Every violation of `value` against the schema of `kind`.
@@ -175,6 +186,7 @@ impl SchemaSet {
         let validator = self
             .validators
             .get(kind)
+            .or_else(|| self.derived.get(kind))
             .ok_or_else(|| SchemaError::Missing {
                 kind: kind.to_string(),
                 dir: self.dir.clone(),
@@ -193,6 +205,55 @@ impl SchemaSet {
         violations.sort_by(|a, b| a.pointer.cmp(&b.pointer).then(a.message.cmp(&b.message)));
         violations.dedup();
         Ok(violations)
+    }
+}
+
+/// Formats are asserted: a timestamp that is not RFC 3339 breaks the contract even though
+/// draft 2020-12 treats `format` as an annotation by default.
+fn compile(schema: &Value, path: &Path) -> Result<jsonschema::Validator, SchemaError> {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|err| SchemaError::Compile {
+            path: path.to_path_buf(),
+            reason: err.to_string(),
+        })
+}
+
+/// A schema relaxed to what the seeds give: objects open to more fields, no string
+/// patterns (our run-id syntax) or `date-time` formats, and `model_usage` any object.
+fn relax(schema: &mut Value) {
+    const DATA: &[&str] = &["enum", "const", "required", "examples", "default"];
+    match schema {
+        Value::Array(items) => items.iter_mut().for_each(relax),
+        Value::Object(object) => {
+            for closing in ["additionalProperties", "unevaluatedProperties"] {
+                if object.get(closing) == Some(&Value::Bool(false)) {
+                    object.remove(closing);
+                }
+            }
+            object.remove("pattern");
+            if object.get("format").and_then(Value::as_str) == Some("date-time") {
+                object.remove("format");
+            }
+            if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut)
+                && properties.contains_key("model_usage")
+            {
+                properties.insert("model_usage".into(), serde_json::json!({"type": "object"}));
+            }
+            for (key, value) in object.iter_mut() {
+                match key.as_str() {
+                    "properties" | "$defs" | "patternProperties" => {
+                        if let Some(map) = value.as_object_mut() {
+                            map.values_mut().for_each(relax);
+                        }
+                    }
+                    _ if DATA.contains(&key.as_str()) => {}
+                    _ => relax(value),
+                }
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
     }
 }
 
@@ -368,6 +429,56 @@ mod tests {
                 .any(|v| v.pointer.is_empty() && v.message.contains("oneOf")),
             "{unknown:?}"
         );
+    }
+
+    /// The RunResult as seed 002 §5 gives it: more fields and any per-model usage are
+    /// fine, a missing required field or a wrong type is not.
+    #[test]
+    fn the_spec_run_result_is_the_schema_relaxed() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = json!({
+            "type": "object",
+            "required": ["run_id", "metrics"],
+            "additionalProperties": false,
+            "properties": {
+                "run_id": {"type": "string", "pattern": "^[a-z]+$"},
+                "metrics": {"$ref": "#/$defs/Metrics"}
+            },
+            "$defs": {"Metrics": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["start_time", "model_usage"],
+                "properties": {
+                    "start_time": {"type": "string", "format": "date-time"},
+                    "model_usage": {"type": "object", "additionalProperties": {"required": ["calls"]}}
+                }
+            }}
+        });
+        std::fs::write(
+            dir.path().join("run-result.schema.json"),
+            schema.to_string(),
+        )
+        .unwrap();
+        let set = SchemaSet::load(dir.path()).unwrap();
+        let loose = json!({
+            "run_id": "RUN-1",
+            "extra": true,
+            "metrics": {"start_time": "10:30", "model_usage": {"gpt": {"tokens": 1}}, "more": 1}
+        });
+        assert!(set.validate(RUN_RESULT_SPEC, &loose).unwrap().is_empty());
+        assert_eq!(set.validate(RUN_RESULT, &loose).unwrap().len(), 5);
+        let broken = json!({"run_id": 7, "metrics": {"model_usage": []}});
+        let found = set.validate(RUN_RESULT_SPEC, &broken).unwrap();
+        let pointers: Vec<&str> = found.iter().map(|v| v.pointer.as_str()).collect();
+        assert_eq!(
+            pointers,
+            ["/metrics/model_usage", "/metrics/start_time", "/run_id"]
+        );
+        assert_eq!(
+            set.path_of(RUN_RESULT_SPEC),
+            dir.path().join("run-result.schema.json")
+        );
+        assert_eq!(set.kinds().collect::<Vec<_>>(), [RUN_RESULT]);
     }
 
     #[test]

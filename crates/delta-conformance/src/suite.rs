@@ -132,8 +132,8 @@ pub struct Selection {
     pub tags: Vec<String>,
     /// Then drop scenarios with any of these tags.
     pub exclude_tags: Vec<String>,
-    /// Keep scenarios whose name contains this text.
-    pub filter: Option<String>,
+    /// Keep scenarios whose name contains any of these texts (all when empty).
+    pub filters: Vec<String>,
     /// Keep scenarios with at least one check at this level or a stricter one.
     pub level: Option<crate::scenario::Level>,
 }
@@ -154,9 +154,11 @@ impl Selection {
                     .any(|t| excluded.contains(t.as_str()))
             })
             .filter(|l| {
-                self.filter
-                    .as_ref()
-                    .is_none_or(|f| l.scenario.name.contains(f.as_str()))
+                self.filters.is_empty()
+                    || self
+                        .filters
+                        .iter()
+                        .any(|f| l.scenario.name.contains(f.as_str()))
             })
             .filter(|l| {
                 self.level.is_none_or(|level| {

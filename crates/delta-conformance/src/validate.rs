@@ -120,7 +120,7 @@ pub fn validate_file(
         source,
     })?;
     if kind == JOURNAL {
-        return Ok(check_journal(&text, schemas)?.problems);
+        return Ok(check_journal(&text, schemas)?.problems());
     }
     let yaml = path
         .extension()
@@ -191,8 +191,15 @@ pub fn validate_document(
 pub struct Journal {
     /// The events that parsed as JSON, in order, with their line numbers.
     pub events: Vec<(usize, Value)>,
-    /// Every problem found.
-    pub problems: Vec<Problem>,
+    /// Breaches of seed 001 §7's envelope: a line that is not one JSON object, `seq` not an
+    /// integer from 1 strictly increasing, `timestamp` not ISO 8601 UTC, `type` not a
+    /// string, `payload` not an object, a last line without its newline.
+    pub envelope: Vec<Problem>,
+    /// `seq` values that skip numbers (DESIGN.md: one more per line).
+    pub gaps: Vec<Problem>,
+    /// Violations of the journal-event schema (the envelope as this project closes it,
+    /// and each payload).
+    pub schema: Vec<Problem>,
 }
 
 impl Journal {
@@ -203,14 +210,33 @@ impl Journal {
             .map(|(_, e)| e.get("type").and_then(Value::as_str).unwrap_or("?"))
             .collect()
     }
+
+    /// Every problem found, by line; a schema violation at a place the envelope check
+    /// already reported is left out.
+    pub fn problems(&self) -> Vec<Problem> {
+        let reported = |p: &Problem| {
+            self.envelope
+                .iter()
+                .any(|e| e.line == p.line && e.pointer == p.pointer)
+        };
+        let mut all: Vec<Problem> = self
+            .envelope
+            .iter()
+            .chain(&self.gaps)
+            .chain(self.schema.iter().filter(|p| !reported(p)))
+            .cloned()
+            .collect();
+        all.sort_by_key(|p| p.line);
+        all
+    }
 }
 
-/// Checks a journal: each line one JSON object valid against the journal-event schema,
-/// `seq` 1 on the first line and one more on each next line, the last line complete.
+/// Checks a journal: each line one JSON object with seed 001 §7.1's envelope, `seq` 1 on
+/// the first line and greater on each next one (one more, for DESIGN.md), the last line
+/// complete, and each event against the journal-event schema.
 pub fn check_journal(text: &str, schemas: &SchemaSet) -> Result<Journal, SchemaError> {
     let mut journal = Journal::default();
-    let mut expected_seq: u64 = 1;
-    let mut previous_line: Option<usize> = None;
+    let mut previous: Option<(usize, u64)> = None;
     let line_count = text.lines().count();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
@@ -220,7 +246,7 @@ pub fn check_journal(text: &str, schemas: &SchemaSet) -> Result<Journal, SchemaE
             message,
         };
         if line.trim().is_empty() {
-            journal.problems.push(problem(
+            journal.envelope.push(problem(
                 "",
                 "empty line (each line must be one event)".into(),
             ));
@@ -235,58 +261,165 @@ pub fn check_journal(text: &str, schemas: &SchemaSet) -> Result<Journal, SchemaE
                 } else {
                     "not a JSON object"
                 };
-                journal.problems.push(problem("", format!("{what}: {err}")));
-                expected_seq += 1;
+                journal.envelope.push(problem("", format!("{what}: {err}")));
                 continue;
             }
         };
+        if !event.is_object() {
+            journal
+                .envelope
+                .push(problem("", format!("not a JSON object: {}", short(&event))));
+            continue;
+        }
+        for (pointer, message) in envelope_problems(&event) {
+            journal.envelope.push(problem(pointer, message));
+        }
         for violation in schemas.validate(schemas::JOURNAL_EVENT, &event)? {
             journal
-                .problems
+                .schema
                 .push(problem(&violation.pointer, violation.message));
         }
-        match event.get("seq").and_then(Value::as_u64) {
-            Some(seq) if seq == expected_seq => {}
-            Some(seq) => {
-                let why = match previous_line {
-                    None => "the first event must have seq 1".to_string(),
-                    Some(prev) => format!(
-                        "seq must be one more than on line {prev} ({})",
-                        expected_seq - 1
+        if let Some(seq) = event.get("seq").and_then(Value::as_u64) {
+            match previous {
+                None if seq != 1 => journal.envelope.push(problem(
+                    "/seq",
+                    format!("the first event must have seq 1: found {seq}"),
+                )),
+                Some((line, before)) if seq <= before => journal.envelope.push(problem(
+                    "/seq",
+                    format!(
+                        "seq must increase: line {line} has {before}, this line {seq}"
                     ),
-                };
-                journal.problems.push(problem(
+                )),
+                Some((line, before)) if seq != before + 1 => journal.gaps.push(problem(
                     "/seq",
-                    format!("{why}: expected {expected_seq}, found {seq}"),
-                ));
-                expected_seq = seq;
+                    format!(
+                        "seq must be one more than on line {line} ({before}): expected {}, found {seq}",
+                        before + 1
+                    ),
+                )),
+                None | Some(_) => {}
             }
-            None => {
-                let found = event
-                    .get("seq")
-                    .map_or("nothing".to_string(), Value::to_string);
-                journal.problems.push(problem(
-                    "/seq",
-                    format!("expected the integer {expected_seq}, found {found}"),
-                ));
-            }
+            previous = Some((number, seq));
         }
-        expected_seq += 1;
-        previous_line = Some(number);
         journal.events.push((number, event));
     }
     if !text.is_empty()
         && !text.ends_with('\n')
-        && journal.problems.iter().all(|p| p.line != Some(line_count))
+        && journal.envelope.iter().all(|p| p.line != Some(line_count))
     {
-        journal.problems.push(Problem {
+        journal.envelope.push(Problem {
             line: Some(line_count),
             pointer: String::new(),
             message: "the last line has no newline at its end (a torn write?)".to_string(),
         });
     }
-    journal.problems.sort_by_key(|p| p.line);
+    for list in [
+        &mut journal.envelope,
+        &mut journal.gaps,
+        &mut journal.schema,
+    ] {
+        list.sort_by_key(|p| p.line);
+    }
     Ok(journal)
+}
+
+/// What breaks seed 001 §7.1's envelope in one event (an object): each `[Required]` key
+/// with its type.
+fn envelope_problems(event: &Value) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let seq = event.get("seq");
+    if seq.and_then(Value::as_u64).is_none_or(|n| n < 1) {
+        out.push((
+            "/seq",
+            format!("[Required] an integer from 1: found {}", shown(seq)),
+        ));
+    }
+    match event.get("timestamp").and_then(Value::as_str) {
+        Some(stamp) if is_iso8601_utc(stamp) => {}
+        Some(stamp) => out.push((
+            "/timestamp",
+            format!("[Required] an ISO 8601 UTC timestamp: found {stamp:?}"),
+        )),
+        None => out.push((
+            "/timestamp",
+            format!(
+                "[Required] a string: found {}",
+                shown(event.get("timestamp"))
+            ),
+        )),
+    }
+    if !event.get("type").is_some_and(Value::is_string) {
+        out.push((
+            "/type",
+            format!("[Required] a string: found {}", shown(event.get("type"))),
+        ));
+    }
+    if !event.get("payload").is_some_and(Value::is_object) {
+        out.push((
+            "/payload",
+            format!(
+                "[Required] an object: found {}",
+                shown(event.get("payload"))
+            ),
+        ));
+    }
+    out
+}
+
+fn shown(value: Option<&Value>) -> String {
+    value.map_or_else(|| "nothing".to_string(), short)
+}
+
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 60 {
+        format!("{}…", text.chars().take(60).collect::<String>())
+    } else {
+        text
+    }
+}
+
+/// An ISO 8601 date and time in UTC: `2025-09-26T10:35:35.123Z` (or the basic form
+/// `20250926T103535Z`; minutes or seconds may be left out; the zone `Z` or a zero offset).
+pub fn is_iso8601_utc(text: &str) -> bool {
+    let Some((date, time)) = text.split_once('T') else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    let date_ok = match date.len() {
+        10 => {
+            let parts: Vec<&str> = date.split('-').collect();
+            parts.len() == 3
+                && parts[0].len() == 4
+                && parts[1].len() == 2
+                && parts[2].len() == 2
+                && parts.iter().all(|p| digits(p))
+        }
+        8 => digits(date),
+        _ => false,
+    };
+    let (clock, zone) = match time.find(['Z', '+', '-']) {
+        Some(at) => time.split_at(at),
+        None => return false,
+    };
+    let zone_ok = matches!(
+        zone,
+        "Z" | "+00:00" | "+0000" | "+00" | "-00:00" | "-0000" | "-00"
+    );
+    let (whole, fraction) = match clock.split_once(['.', ',']) {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (clock, None),
+    };
+    let clock_ok = match whole.len() {
+        2 | 4 | 6 => digits(whole),
+        5 | 8 => {
+            let parts: Vec<&str> = whole.split(':').collect();
+            parts.iter().all(|p| p.len() == 2 && digits(p))
+        }
+        _ => false,
+    };
+    date_ok && clock_ok && zone_ok && fraction.is_none_or(digits)
 }
 
 #[cfg(test)]
@@ -319,7 +452,8 @@ mod tests {
     }
 
     fn line(seq: Value) -> String {
-        json!({"seq": seq, "timestamp": "t", "type": "X", "payload": {}}).to_string()
+        json!({"seq": seq, "timestamp": "2025-09-26T10:35:35.123Z", "type": "X", "payload": {}})
+            .to_string()
     }
 
     #[test]
@@ -327,28 +461,81 @@ mod tests {
         let (_d, s) = schemas();
         let text = format!("{}\n{}\n", line(json!(1)), line(json!(2)));
         let journal = check_journal(&text, &s).unwrap();
-        assert!(journal.problems.is_empty(), "{:?}", journal.problems);
+        assert!(journal.problems().is_empty(), "{:?}", journal.problems());
         assert_eq!(journal.types(), ["X", "X"]);
     }
 
+    /// Seed 001 §7.1: an integer from 1, strictly increasing (the envelope); one more on
+    /// each line is DESIGN.md's (a gap).
     #[test]
-    fn seq_must_start_at_one_and_have_no_gaps() {
+    fn seq_starts_at_one_and_increases() {
         let (_d, s) = schemas();
-        let text = format!(
-            "{}\n{}\n{}\n",
-            line(json!(2)),
-            line(json!(3)),
-            line(json!(5))
-        );
-        let problems = check_journal(&text, &s).unwrap().problems;
-        let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        let text = [2, 3, 5, 5].map(|n| line(json!(n))).join("\n") + "\n";
+        let journal = check_journal(&text, &s).unwrap();
+        let shown = |problems: &[Problem]| -> Vec<String> {
+            problems.iter().map(ToString::to_string).collect()
+        };
         assert_eq!(
-            shown,
+            shown(&journal.envelope),
             [
-                "line 1: /seq: the first event must have seq 1: expected 1, found 2",
-                "line 3: /seq: seq must be one more than on line 2 (3): expected 4, found 5",
+                "line 1: /seq: the first event must have seq 1: found 2",
+                "line 4: /seq: seq must increase: line 3 has 5, this line 5",
             ]
         );
+        assert_eq!(
+            shown(&journal.gaps),
+            ["line 3: /seq: seq must be one more than on line 2 (3): expected 4, found 5"]
+        );
+    }
+
+    #[test]
+    fn the_envelope_is_checked_without_the_schema() {
+        let (_d, s) = schemas();
+        let lines = [
+            json!({"seq": 1, "timestamp": "2025-09-26T10:35:35Z", "type": "ERROR", "payload": {}, "iteration": 1}),
+            json!({"seq": 2, "timestamp": "26/09/2025", "type": 7, "payload": []}),
+            json!({"seq": 3, "timestamp": "2025-09-26T12:35:35+02:00", "type": "X"}),
+        ];
+        let text = lines.map(|l| l.to_string()).join("\n") + "\n";
+        let journal = check_journal(&text, &s).unwrap();
+        let at: Vec<(Option<usize>, &str)> = journal
+            .envelope
+            .iter()
+            .map(|p| (p.line, p.pointer.as_str()))
+            .collect();
+        // An unknown type and an extra key are the schema's business, not the envelope's.
+        assert_eq!(
+            at,
+            [
+                (Some(2), "/timestamp"),
+                (Some(2), "/type"),
+                (Some(2), "/payload"),
+                (Some(3), "/timestamp"),
+                (Some(3), "/payload"),
+            ]
+        );
+    }
+
+    #[test]
+    fn timestamps_are_iso_8601_in_utc() {
+        for good in [
+            "2025-09-26T10:35:35.123Z",
+            "2025-09-26T10:35:35Z",
+            "2025-09-26T10:35Z",
+            "20250926T103535Z",
+            "2025-09-26T10:35:35.123456+00:00",
+        ] {
+            assert!(is_iso8601_utc(good), "{good}");
+        }
+        for bad in [
+            "2025-09-26 10:35:35Z",
+            "2025-09-26T10:35:35",
+            "2025-09-26T10:35:35+02:00",
+            "yesterday",
+            "2025-9-26T10:35:35Z",
+        ] {
+            assert!(!is_iso8601_utc(bad), "{bad}");
+        }
     }
 
     #[test]
@@ -357,27 +544,31 @@ mod tests {
         let mut second: Value = serde_json::from_str(&line(json!(2))).unwrap();
         second.as_object_mut().unwrap().remove("timestamp");
         let text = format!("{}\n{second}\n{}\n", line(json!(1)), line(json!("3")));
-        let problems = check_journal(&text, &s).unwrap().problems;
-        let at: Vec<(Option<usize>, &str)> = problems
-            .iter()
-            .map(|p| (p.line, p.pointer.as_str()))
-            .collect();
-        assert_eq!(
-            at,
-            [
-                (Some(2), "/timestamp"),
-                (Some(3), "/seq"),
-                (Some(3), "/seq")
-            ]
+        let journal = check_journal(&text, &s).unwrap();
+        let at = |problems: &[Problem]| -> Vec<(Option<usize>, String)> {
+            problems
+                .iter()
+                .map(|p| (p.line, p.pointer.clone()))
+                .collect()
+        };
+        let expected = vec![
+            (Some(2), "/timestamp".to_string()),
+            (Some(3), "/seq".to_string()),
+        ];
+        assert_eq!(at(&journal.envelope), expected);
+        assert_eq!(at(&journal.schema), expected);
+        assert!(
+            journal.envelope[1].message.contains("integer"),
+            "{}",
+            journal.envelope[1]
         );
-        assert!(problems[1].message.contains("integer"), "{}", problems[1]);
     }
 
     #[test]
     fn a_torn_last_line_is_reported() {
         let (_d, s) = schemas();
         let text = format!("{}\n{{\"seq\": 2, \"ty", line(json!(1)));
-        let problems = check_journal(&text, &s).unwrap().problems;
+        let problems = check_journal(&text, &s).unwrap().problems();
         assert_eq!(problems.len(), 1);
         assert!(
             problems[0].message.starts_with("the last line is cut off"),

@@ -62,7 +62,7 @@ impl OutputSchema {
             problem,
         };
         let schema: Value = serde_json::from_slice(&text).map_err(|e| invalid(e.to_string()))?;
-        jsonschema::draft202012::new(&schema).map_err(|e| invalid(e.to_string()))?;
+        compile(&schema).map_err(invalid)?;
         Ok(Self {
             path: path.to_path_buf(),
             schema,
@@ -87,16 +87,12 @@ impl OutputSchema {
             .map_err(|e| vec![format!("the answer is not JSON: {e}")])?;
         // Compiled when loaded; a failure here would be a schema the crate accepted once
         // and refuses now, reported like any violation rather than trusted.
-        let validator = jsonschema::draft202012::new(&self.schema)
+        let (schemas, index) = compile(&self.schema)
             .map_err(|e| vec![format!("the output schema cannot be compiled: {e}")])?;
-        let errors: Vec<String> = validator
-            .iter_errors(&value)
-            .map(|error| {
-                let at = error.instance_path().to_string();
-                let at = if at.is_empty() { "/".to_owned() } else { at };
-                format!("{at}: {error}")
-            })
-            .collect();
+        let mut errors = Vec::new();
+        if let Err(error) = schemas.validate(&value, index) {
+            violations(&error, &mut errors);
+        }
         if errors.is_empty() {
             Ok(value)
         } else {
@@ -121,6 +117,59 @@ impl OutputSchema {
                 .join("\n"),
             self.schema
         )
+    }
+}
+
+/// The name the schema is compiled under: references resolve inside it, never elsewhere.
+const SCHEMA_URL: &str = "urn:delta:output-schema";
+
+/// `schema` compiled as draft 2020-12 (unless it names another draft in `$schema`), checked
+/// against its meta-schema.
+fn compile(schema: &Value) -> Result<(boon::Schemas, boon::SchemaIndex), String> {
+    let mut compiler = boon::Compiler::new();
+    compiler.set_default_draft(boon::Draft::V2020_12);
+    compiler.use_loader(Box::new(NoLoader));
+    compiler
+        .add_resource(SCHEMA_URL, schema.clone())
+        .map_err(|e| with_causes(&e))?;
+    let mut schemas = boon::Schemas::new();
+    let index = compiler
+        .compile(SCHEMA_URL, &mut schemas)
+        .map_err(|e| with_causes(&e))?;
+    Ok((schemas, index))
+}
+
+/// `error` and its causes, `: `-separated (boon's own message leaves the cause out).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        text.push_str(&format!(": {inner}"));
+        cause = inner.source();
+    }
+    text
+}
+
+/// Refuses every URL: a user's schema is compiled alone, and its `$ref`s to files or the
+/// network are errors rather than reads of whatever they name.
+struct NoLoader;
+
+impl boon::UrlLoader for NoLoader {
+    fn load(&self, url: &str) -> Result<Value, Box<dyn std::error::Error>> {
+        Err(format!("{url} is outside the schema; only references within it resolve").into())
+    }
+}
+
+/// One `/path: message` line per failed leaf of `error`'s tree (its inner nodes only say
+/// that some of their children failed).
+fn violations(error: &boon::ValidationError<'_, '_>, out: &mut Vec<String>) {
+    if error.causes.is_empty() {
+        let at = error.instance_location.to_string();
+        let at = if at.is_empty() { "/".to_owned() } else { at };
+        out.push(format!("{at}: {}", error.kind));
+    }
+    for cause in &error.causes {
+        violations(cause, out);
     }
 }
 
@@ -177,5 +226,28 @@ mod tests {
             s.check("not json").unwrap_err()[0].split(':').next(),
             Some("the answer is not JSON")
         );
+    }
+
+    #[test]
+    fn a_schema_is_compiled_alone_and_must_be_a_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("other.json");
+        std::fs::write(&other, r#"{"type": "string"}"#).unwrap();
+        let load = |text: String| {
+            let path = dir.path().join("answer.schema.json");
+            std::fs::write(&path, text).unwrap();
+            OutputSchema::load(&path)
+        };
+        let reaching_out = load(format!(r#"{{"$ref": "file://{}"}}"#, other.display()));
+        let message = reaching_out.unwrap_err().to_string();
+        assert!(message.contains("outside the schema"), "{message}");
+        assert!(load(r#"{"type": 5}"#.to_owned()).is_err());
+        let inner = load(
+            r##"{"$defs": {"n": {"type": "integer"}}, "properties": {"n": {"$ref": "#/$defs/n"}}}"##
+                .to_owned(),
+        )
+        .unwrap();
+        assert!(inner.check(r#"{"n": 1}"#).is_ok());
+        assert!(inner.check(r#"{"n": "x"}"#).unwrap_err()[0].starts_with("/n: "));
     }
 }

@@ -208,6 +208,48 @@ pub struct BudgetReport {
     pub duration_s: Limit<f64>,
 }
 
+/// Parses `--max-cost-usd`: a positive, finite amount of US dollars (`0.50`). The CLI's
+/// flag and a batch task's `max_cost_usd` are checked by this one function, so that the
+/// batch driver never starts a task its child `delta run` would refuse.
+///
+/// # Errors
+/// A message saying what is accepted.
+pub fn parse_cost_usd(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
+        _ => Err(format!(
+            "{text:?} is not a positive amount of US dollars, e.g. 0.50"
+        )),
+    }
+}
+
+/// Parses `--max-tokens`: a positive number of tokens.
+///
+/// # Errors
+/// A message saying what is accepted.
+pub fn parse_tokens(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(value) if value > 0 => Ok(value),
+        _ => Err(format!(
+            "{text:?} is not a positive number of tokens, e.g. 100000"
+        )),
+    }
+}
+
+/// Parses `--max-iterations`: a positive number of iterations.
+///
+/// # Errors
+/// A message saying what is accepted.
+pub fn parse_iterations(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(value) if value > 0 => Ok(value),
+        _ => Err(format!(
+            "{text:?} is not a positive number of iterations (at most {}), e.g. 30",
+            u32::MAX
+        )),
+    }
+}
+
 /// Parses a duration as the flags and agent.yaml write it: `90s`, `30m`, `2h`, `500ms`,
 /// or a bare number of seconds (`1.5`).
 ///
@@ -252,6 +294,21 @@ mod tests {
         for bad in ["", "0", "-1s", "5 days", "s", "1e3"] {
             assert!(parse_duration(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn budget_flags_take_positive_finite_values_only() {
+        assert_eq!(parse_cost_usd("0.5"), Ok(0.5));
+        for bad in ["0", "-1", "nan", "NaN", "inf", "-inf", "1e400", "", "x"] {
+            assert!(parse_cost_usd(bad).is_err(), "{bad:?} accepted");
+        }
+        assert_eq!(parse_tokens("1"), Ok(1));
+        assert_eq!(parse_iterations("30"), Ok(30));
+        for bad in ["0", "-1", "1.5", "", "18446744073709551616"] {
+            assert!(parse_tokens(bad).is_err(), "{bad:?} accepted");
+            assert!(parse_iterations(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(parse_iterations("4294967296").is_err());
     }
 
     #[test]

@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use budget::ContextReport;
-use budget::{Conversation, Part, cut_text, fit};
+use budget::{Conversation, Part, cut_text, cut_to, fit};
+use tokens::BYTES_PER_TOKEN;
 
 use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
-use crate::journal::{Event, EventPayload, Thought};
+use crate::journal::{ActionStatus, Event, EventPayload, Thought};
 use crate::llm::{AssistantMessage, ChatMessage, ToolCall};
 use crate::process::{OutputPolicy, ProcessError, ProcessOptions, run_process};
 use crate::quote::command_line;
@@ -35,6 +36,11 @@ pub const NO_RESULT_RECORDED: &str = "(no result recorded)";
 
 /// Characters of a generator's stderr quoted in an error.
 const STDERR_EXCERPT_CHARS: usize = 500;
+
+/// The most of a file source that is read when no token budget bounds it (neither its
+/// `max_tokens` nor a window or `total_max_tokens`): about five million tokens, more
+/// than any model's window.
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
 
 /// Where the run lives, for `computed_file` generators (their working directory and
 /// environment).
@@ -78,6 +84,17 @@ pub enum ContextError {
         source_name: String,
         /// The file looked for.
         path: PathBuf,
+    },
+    /// The path is not a regular file: a FIFO (which would block the run), a device
+    /// (which may never end), a socket or a directory.
+    #[error("context source {source_name}: {error}; give a regular file as the source's path")]
+    NotRegular {
+        /// As in [`ContextError::Missing`].
+        source_name: String,
+        /// The file.
+        path: PathBuf,
+        /// What it is (the message names the path).
+        error: std::io::Error,
     },
     /// The file exists but cannot be read.
     #[error("context source {source_name}: cannot read {}: {error}", path.display())]
@@ -126,9 +143,13 @@ pub async fn build_context(
                 path,
                 on_missing,
             } => {
-                let name = source_name(id.as_deref(), index);
-                if let Some(text) = read_source(path, *on_missing, &name, redactor)? {
-                    let text = limit(text, manifest.max_tokens(index), &name, path, &mut report);
+                let source = Source {
+                    name: source_name(id.as_deref(), index),
+                    path,
+                    on_missing: *on_missing,
+                    max_tokens: manifest.max_tokens(index),
+                };
+                if let Some(text) = source.text(budget, redactor, &mut report)? {
                     parts.push(Part::Fixed(block(id.as_deref(), text)));
                 }
             }
@@ -157,9 +178,13 @@ pub async fn build_context(
                         }
                     }
                 }
-                if let Some(text) = read_source(output_path, *on_missing, &name, redactor)? {
-                    let max = manifest.max_tokens(index);
-                    let text = limit(text, max, &name, output_path, &mut report);
+                let source = Source {
+                    name,
+                    path: output_path,
+                    on_missing: *on_missing,
+                    max_tokens: manifest.max_tokens(index),
+                };
+                if let Some(text) = source.text(budget, redactor, &mut report)? {
                     parts.push(Part::Fixed(block(id.as_deref(), text)));
                 }
             }
@@ -183,23 +208,106 @@ pub async fn build_context(
     })
 }
 
-/// `text` cut to the source's `max_tokens` (recorded in `report`), or as it is.
-fn limit(
-    text: String,
+/// A file source (or a generator's output file) about to be read.
+struct Source<'a> {
+    /// As [`source_name`] words it.
+    name: String,
+    path: &'a Path,
+    on_missing: OnMissing,
+    /// Its own `max_tokens`.
     max_tokens: Option<u64>,
-    name: &str,
-    path: &Path,
-    report: &mut ContextReport,
-) -> String {
-    match max_tokens.and_then(|max| cut_text(&text, max, name, path)) {
-        Some(cut) => {
+}
+
+impl Source<'_> {
+    /// The source's text, redacted, within its `max_tokens` (cuts recorded in `report`);
+    /// `None` when it is missing and may be skipped.
+    ///
+    /// Only as much of the file is read as can be sent: its `max_tokens` or the messages'
+    /// `budget`, whichever is smaller, at [`BYTES_PER_TOKEN`] bytes a token (every
+    /// character costs at least its bytes), plus the longest secret so that a secret at
+    /// the edge is seen whole and redacted; [`MAX_SOURCE_BYTES`] when neither is known.
+    /// A larger file is cut to that many tokens.
+    fn text(
+        &self,
+        budget: Option<u64>,
+        redactor: &Redactor,
+        report: &mut ContextReport,
+    ) -> Result<Option<String>, ContextError> {
+        let bound = match (self.max_tokens, budget) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let limit = bound.map_or(MAX_SOURCE_BYTES, |tokens| {
+            tokens
+                .saturating_mul(BYTES_PER_TOKEN)
+                .saturating_add(redactor.longest() as u64)
+                .min(MAX_SOURCE_BYTES)
+        });
+        let prefix = match crate::run::read_regular_prefix(self.path, limit) {
+            Ok(prefix) => prefix,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return match self.on_missing {
+                    OnMissing::Skip => Ok(None),
+                    OnMissing::Error => Err(ContextError::Missing {
+                        source_name: self.name.clone(),
+                        path: self.path.to_path_buf(),
+                    }),
+                };
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::InvalidInput => {
+                return Err(ContextError::NotRegular {
+                    source_name: self.name.clone(),
+                    path: self.path.to_path_buf(),
+                    error,
+                });
+            }
+            Err(error) => {
+                return Err(ContextError::Unreadable {
+                    source_name: self.name.clone(),
+                    path: self.path.to_path_buf(),
+                    error,
+                });
+            }
+        };
+        let text = String::from_utf8_lossy(&redactor.redact_bytes(&prefix.bytes)).into_owned();
+        if prefix.truncated {
+            let tokens = bound.unwrap_or(MAX_SOURCE_BYTES / BYTES_PER_TOKEN);
+            let over = match (self.max_tokens, budget) {
+                (Some(max), _) if max == tokens => format!("its max_tokens of {max}"),
+                (_, Some(_)) => format!("the context budget of {tokens}"),
+                (_, None) => format!("the {} MiB read limit", MAX_SOURCE_BYTES >> 20),
+            };
+            let estimated = prefix.len.div_ceil(BYTES_PER_TOKEN);
             report.cut_sources.push(format!(
-                "context source {name} cut to its max_tokens ({})",
-                max_tokens.unwrap_or_default()
+                "context source {} cut to {tokens} tokens: {} holds {} bytes",
+                self.name,
+                self.path.display(),
+                prefix.len
             ));
-            cut
+            return Ok(Some(cut_to(
+                &text,
+                tokens,
+                (estimated, &over),
+                &self.name,
+                self.path,
+            )));
         }
-        None => text,
+        Ok(Some(
+            match self
+                .max_tokens
+                .and_then(|max| cut_text(&text, max, &self.name, self.path))
+            {
+                Some(cut) => {
+                    report.cut_sources.push(format!(
+                        "context source {} cut to its max_tokens ({})",
+                        self.name,
+                        self.max_tokens.unwrap_or_default()
+                    ));
+                    cut
+                }
+                None => text,
+            },
+        ))
     }
 }
 
@@ -216,31 +324,6 @@ fn block(id: Option<&str>, text: String) -> ChatMessage {
     match id {
         Some(id) => ChatMessage::system(format!("# Context Block: {id}\n\n{text}")),
         None => ChatMessage::system(text),
-    }
-}
-
-fn read_source(
-    path: &Path,
-    on_missing: OnMissing,
-    name: &str,
-    redactor: &Redactor,
-) -> Result<Option<String>, ContextError> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(
-            String::from_utf8_lossy(&redactor.redact_bytes(&bytes)).into_owned(),
-        )),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => match on_missing {
-            OnMissing::Skip => Ok(None),
-            OnMissing::Error => Err(ContextError::Missing {
-                source_name: name.to_owned(),
-                path: path.to_path_buf(),
-            }),
-        },
-        Err(error) => Err(ContextError::Unreadable {
-            source_name: name.to_owned(),
-            path: path.to_path_buf(),
-            error,
-        }),
     }
 }
 
@@ -262,6 +345,7 @@ async fn run_generator(generator: &Generator, env: &ContextEnv<'_>) -> Result<()
         ],
         timeout: Duration::from_millis(generator.timeout_ms),
         output: env.output.clone(),
+        record: None,
     };
     let command = command_line(&generator.command);
     let outcome = run_process(&generator.command, None, &options)
@@ -361,7 +445,8 @@ pub fn conversation(events: &[Event], max_iterations: Option<u32>) -> Vec<ChatMe
                 pending.open(thought);
             }
             EventPayload::ActionResult(result) => {
-                pending.answer(&result.tool_call_id, &result.observation_content);
+                let failed = result.status != ActionStatus::Success;
+                pending.answer(&result.tool_call_id, &result.observation_content, failed);
                 if pending.is_complete() {
                     pending.close(&mut messages);
                 }
@@ -414,14 +499,17 @@ fn assistant(thought: &Thought) -> ChatMessage {
     ChatMessage::Assistant(AssistantMessage {
         content,
         tool_calls: thought.tool_calls.iter().map(ToolCall::from).collect(),
+        reasoning: thought.reasoning.clone(),
+        passback: thought.passback.clone(),
     })
 }
 
 /// The tool calls of the last assistant message that still await their tool messages.
 #[derive(Default)]
 struct Pending {
-    /// Call ids in the model's order, each with its observation once journaled.
-    calls: Vec<(String, Option<String>)>,
+    /// Call ids in the model's order, each with its observation once journaled and
+    /// whether the call failed.
+    calls: Vec<(String, Option<(String, bool)>)>,
     /// System messages journaled while calls were pending.
     deferred: Vec<ChatMessage>,
 }
@@ -445,21 +533,27 @@ impl Pending {
 
     /// Records an observation; results for calls not pending (an id the last THOUGHT did
     /// not request) cannot be placed in a valid conversation and are left out.
-    fn answer(&mut self, tool_call_id: &str, observation: &str) {
+    fn answer(&mut self, tool_call_id: &str, observation: &str, failed: bool) {
         if let Some((_, answer)) = self
             .calls
             .iter_mut()
             .find(|(id, answer)| id == tool_call_id && answer.is_none())
         {
-            *answer = Some(observation.to_owned());
+            *answer = Some((observation.to_owned(), failed));
         }
     }
 
-    /// Emits the tool messages (synthesizing missing ones), then the deferred messages.
+    /// Emits the tool messages (synthesizing missing ones, which count as failed), then
+    /// the deferred messages.
     fn close(&mut self, messages: &mut Vec<ChatMessage>) {
         for (id, answer) in self.calls.drain(..) {
-            let content = answer.unwrap_or_else(|| NO_RESULT_RECORDED.to_owned());
-            messages.push(ChatMessage::tool(id, content));
+            let (content, is_error) =
+                answer.unwrap_or_else(|| (NO_RESULT_RECORDED.to_owned(), true));
+            messages.push(ChatMessage::Tool {
+                tool_call_id: id,
+                content,
+                is_error,
+            });
         }
         messages.append(&mut self.deferred);
     }
@@ -529,6 +623,8 @@ mod tests {
                 })
                 .collect(),
             reasoning: None,
+            passback: None,
+            usage: None,
         })
     }
 
@@ -539,6 +635,7 @@ mod tests {
             tool_name: "t".to_owned(),
             tool_args: serde_json::Map::new(),
             resolved_command: None,
+            subagent: None,
             environment: None,
         })
     }
@@ -551,6 +648,7 @@ mod tests {
             observation_content: text.to_owned(),
             exit_code: Some(0),
             execution_ref: format!("a-{call}"),
+            subagent: None,
         })
     }
 

@@ -204,6 +204,12 @@ pub fn fork(spec: &ForkSpec) -> Result<Forked, ForkError> {
     meta.budget = None;
     meta.set_owner(&ProcessIdentity::current(), now);
     meta.parent = Some(parent.clone());
+    // Sub-agents the kept calls started stay the parent's: their results are in the fork's
+    // journal, their runs are not the fork's children. A fork is a top-level run.
+    meta.children = Vec::new();
+    meta.subtree = None;
+    meta.called_by = None;
+    meta.trace_id = Some(crate::run::new_trace_id());
     write_metadata(&paths.metadata(), &meta, &redactor)?;
     Ok(Forked { paths, parent })
 }

@@ -6,8 +6,8 @@ use std::fmt;
 
 use crate::journal::{Event, EventPayload, Journal, JournalError, RunEnd};
 use crate::run::{
-    ErrorInfo, ErrorType, FinalStatus, Liveness, Metadata, ProcessIdentity, RunId, RunStatus,
-    Timestamp, process_alive, result_value,
+    ErrorInfo, ErrorType, FinalStatus, Liveness, Metadata, ProcessIdentity, RunId, RunPaths,
+    RunStatus, Timestamp, process_alive, result_value,
 };
 
 /// What the Janitor concluded about the recorded owner of a RUNNING run it took over.
@@ -44,6 +44,65 @@ pub struct JanitorReport {
     /// yet written to `metadata.json` when it died; the run is restored to it instead of
     /// INTERRUPTED.
     pub restored: Option<FinalStatus>,
+    /// The tools the dead owner left running, whose process groups were killed.
+    pub ended_tools: Vec<EndedTool>,
+}
+
+/// A tool call still running when its engine died, ended by the Janitor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndedTool {
+    /// The call's action id.
+    pub action_id: String,
+    /// The tool's name, when the journal has its ACTION_REQUEST.
+    pub tool_name: Option<String>,
+    /// The process group killed.
+    pub pgid: i32,
+}
+
+impl EndedTool {
+    /// What the journal and the user are told.
+    #[must_use]
+    pub fn message(&self) -> String {
+        format!(
+            "The tool `{}` (action {}) was still running when the engine running it died: its \
+             process group {} was killed before the run was taken over, and the call was not \
+             run again.",
+            self.tool_name.as_deref().unwrap_or("?"),
+            self.action_id,
+            self.pgid
+        )
+    }
+}
+
+/// Ends every tool process group the dead owner of the run at `paths` left running (those
+/// whose `process.json` record is still in `io/tool_executions/`), in action id order.
+/// `events` names the tools.
+#[must_use]
+pub fn end_orphaned_tools(paths: &RunPaths, events: &[Event]) -> Vec<EndedTool> {
+    let Ok(entries) = std::fs::read_dir(paths.tool_executions_dir()) else {
+        return Vec::new();
+    };
+    let mut ended: Vec<EndedTool> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let pgid = crate::process::orphans::end(&entry.path())?;
+            let action_id = entry.file_name().to_string_lossy().into_owned();
+            let tool_name = events.iter().find_map(|event| {
+                event
+                    .payload
+                    .as_action_request()
+                    .filter(|request| request.action_id == action_id)
+                    .map(|request| request.tool_name.clone())
+            });
+            Some(EndedTool {
+                action_id,
+                tool_name,
+                pgid,
+            })
+        })
+        .collect();
+    ended.sort_by(|a, b| a.action_id.cmp(&b.action_id));
+    ended
 }
 
 impl JanitorReport {
@@ -73,6 +132,9 @@ impl JanitorReport {
                 self.pid, self.hostname, this_host
             ),
         });
+        for tool in &self.ended_tools {
+            lines.push(format!("[Janitor] {}", tool.message()));
+        }
         if let Some(status) = self.restored {
             lines.push(format!(
                 "[Janitor] The journal shows the run had ended {} before its process died; \

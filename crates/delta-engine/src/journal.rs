@@ -13,8 +13,8 @@ use std::sync::{Mutex, PoisonError};
 pub use displaced::Displacement;
 pub use event::{
     ActionRequest, ActionResult, ActionStatus, Event, EventPayload, HookExecutionAudit, HookStatus,
-    HumanInputReceived, HumanInputRequest, MessageLevel, RunEnd, RunStart, SystemMessage, Thought,
-    ToolCall, UserMessage,
+    HumanInputReceived, HumanInputRequest, MessageLevel, RunEnd, RunStart, SubagentRef,
+    SystemMessage, Thought, ToolCall, UserMessage,
 };
 
 use fs_err::{File, OpenOptions};
@@ -195,7 +195,83 @@ pub fn read_journal(path: &Path) -> Result<JournalRead, JournalError> {
 }
 
 fn parse_journal(path: &Path, bytes: &[u8]) -> Result<JournalRead, JournalError> {
-    let mut events = Vec::with_capacity(bytes.len() / 256);
+    let read = parse_jsonl::<Event>(bytes);
+    let mut events: Vec<Event> = Vec::with_capacity(read.lines.len());
+    for JsonLine { line, value } in read.lines {
+        match value {
+            Ok(event) => {
+                let expected = events.last().map_or(1, |e| e.seq + 1);
+                if event.seq != expected {
+                    return Err(JournalError::SeqOutOfOrder {
+                        path: path.to_path_buf(),
+                        line,
+                        expected,
+                        found: event.seq,
+                    });
+                }
+                events.push(event);
+            }
+            Err(LineError::Empty) => {
+                return Err(JournalError::CorruptLine {
+                    path: path.to_path_buf(),
+                    line,
+                    column: 1,
+                    message: "the line is empty".to_owned(),
+                });
+            }
+            Err(LineError::Json(e)) => {
+                return Err(JournalError::CorruptLine {
+                    path: path.to_path_buf(),
+                    line,
+                    column: e.column(),
+                    message: crate::run::serde_message(&e),
+                });
+            }
+        }
+    }
+    calls::fill_call_ids(&mut events);
+    Ok(JournalRead {
+        events,
+        torn_tail: read.torn_tail,
+    })
+}
+
+/// A JSON Lines file as [`parse_jsonl`] reads it: its complete lines, each parsed, and
+/// the torn last line, if any.
+#[derive(Debug)]
+pub struct JsonlRead<T> {
+    /// Every line but a torn last one, in order.
+    pub lines: Vec<JsonLine<T>>,
+    /// The incomplete last line, skipped.
+    pub torn_tail: Option<TornTail>,
+}
+
+/// One complete line of a JSON Lines file.
+#[derive(Debug)]
+pub struct JsonLine<T> {
+    /// Its 1-based number.
+    pub line: usize,
+    /// What it holds, or why it is no `T`.
+    pub value: Result<T, LineError>,
+}
+
+/// Why a complete line is no value.
+#[derive(Debug)]
+pub enum LineError {
+    /// It is empty (and not the last).
+    Empty,
+    /// It is not JSON of the expected shape.
+    Json(serde_json::Error),
+}
+
+/// Reads JSON Lines written one `write(2)` per line (the journal, a batch's
+/// `results.jsonl`), by the rule that tells a crash mid-write from damage: a last line
+/// without its newline, or whose JSON is cut off (a syntax or end-of-input error), is a
+/// torn tail, skipped and reported; every other line is parsed, and a line of the wrong
+/// shape is reported as such wherever it is. Works on bytes: a line cut inside a
+/// multi-byte character is a torn tail, not an unreadable file.
+pub fn parse_jsonl<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> JsonlRead<T> {
+    let mut lines = Vec::with_capacity(bytes.len() / 256);
     let mut torn_tail = None;
     let mut offset = 0usize;
     let mut line = 0usize;
@@ -209,27 +285,19 @@ fn parse_journal(path: &Path, bytes: &[u8]) -> Result<JournalRead, JournalError>
         let next = offset + text.len() + usize::from(complete);
         let is_last = next >= bytes.len();
         if text.is_empty() && !is_last {
-            return Err(JournalError::CorruptLine {
-                path: path.to_path_buf(),
+            lines.push(JsonLine {
                 line,
-                column: 1,
-                message: "the line is empty".to_owned(),
+                value: Err(LineError::Empty),
             });
+            offset = next;
+            continue;
         }
-        match serde_json::from_slice::<Event>(text) {
-            Ok(event) if complete => {
-                let expected = events.last().map_or(1, |e: &Event| e.seq + 1);
-                if event.seq != expected {
-                    return Err(JournalError::SeqOutOfOrder {
-                        path: path.to_path_buf(),
-                        line,
-                        expected,
-                        found: event.seq,
-                    });
-                }
-                events.push(event);
-            }
-            // A writer that died between the event's bytes and its newline: our writer puts
+        match serde_json::from_slice::<T>(text) {
+            Ok(value) if complete => lines.push(JsonLine {
+                line,
+                value: Ok(value),
+            }),
+            // A writer that died between the line's bytes and its newline: the writers put
             // both in one write, so a missing newline always means an interrupted write.
             Ok(_) => torn_tail = Some(torn(line, offset, text)),
             // Syntax and end-of-input errors on the last line are a cut-off write; a
@@ -237,19 +305,14 @@ fn parse_journal(path: &Path, bytes: &[u8]) -> Result<JournalRead, JournalError>
             Err(e) if is_last && (e.is_eof() || e.is_syntax()) => {
                 torn_tail = Some(torn(line, offset, rest));
             }
-            Err(e) => {
-                return Err(JournalError::CorruptLine {
-                    path: path.to_path_buf(),
-                    line,
-                    column: e.column(),
-                    message: crate::run::serde_message(&e),
-                });
-            }
+            Err(e) => lines.push(JsonLine {
+                line,
+                value: Err(LineError::Json(e)),
+            }),
         }
         offset = next;
     }
-    calls::fill_call_ids(&mut events);
-    Ok(JournalRead { events, torn_tail })
+    JsonlRead { lines, torn_tail }
 }
 
 fn torn(line: usize, offset: usize, text: &[u8]) -> TornTail {

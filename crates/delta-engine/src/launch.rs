@@ -13,6 +13,7 @@
 //! [`Observer`]. Its errors, with their help lines, are in `error.rs`; the workspace
 //! choice is [`crate::workspace::Choice`].
 
+mod child;
 mod error;
 mod question;
 mod settings;
@@ -20,6 +21,7 @@ mod settings;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use child::{ChildAnswers, ChildModels, ChildStart, LaunchSpawner};
 pub use error::LaunchError;
 pub use question::ask_reuse;
 pub use settings::{
@@ -33,16 +35,18 @@ use crate::answer::OutputSchema;
 use crate::budget::{Budget, Spent};
 use crate::config::{self, Agent};
 use crate::engine::{
-    self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, Limits, NewRun, Observer, Origin, Shutdown,
+    self, ActiveRun, DEFAULT_MAX_ITERATIONS, HumanInput, Limits, NewRun, Observer, Origin,
+    Shutdown, Tree,
 };
 use crate::environment::{self, Ending, Environment, EnvironmentChoice, Kind, Prepared, Setting};
 use crate::journal::FsyncPolicy;
-use crate::llm::{ChatModel, LlmClient, env_files, resolve_credentials};
+use crate::llm::{ChatModel, LlmClient, ModelApi, env_files, prices, resolve_credentials_for};
 use crate::output::RunResult;
 use crate::process::OutputPolicy;
 use crate::resume::{self, ContinueOptions, Entry, ResumeReport};
-use crate::run::{ReplayRef, RunId, RunPaths, RunStateError, RunStatus};
+use crate::run::{CalledBy, ReplayRef, RunId, RunPaths, RunStateError, RunStatus};
 use crate::secrets::Redactor;
+use crate::subagent::subtree_of;
 use crate::workspace::{Choice, check_workspace_path, ensure_workspace, numbered_id};
 
 /// How many generated ids are tried before a collision is reported.
@@ -98,6 +102,9 @@ pub enum Start {
     /// A new run whose LLM answers come from a recording instead of the configured
     /// endpoint (`delta replay`): no credentials are resolved and nothing is sent anywhere.
     Replay(Box<ReplayStart>),
+    /// A sub-agent run an agent tool's call starts (driven with
+    /// [`Launch::drive_nested`] inside its caller's process).
+    Child(Box<ChildStart>),
 }
 
 /// A new run of [`Start::Replay`].
@@ -115,6 +122,8 @@ pub struct ReplayStart {
     pub model: Arc<dyn ChatModel>,
     /// The recorded run played back, for the new run's metadata.
     pub replay_of: ReplayRef,
+    /// The recordings of its sub-agents, which answer the replay's sub-agents.
+    pub children: Option<Arc<dyn ChildModels>>,
 }
 
 /// What a launch needs from the one who started it, since the library neither prints nor
@@ -145,10 +154,14 @@ pub struct Launch {
     fsync: FsyncPolicy,
     max_iterations: u32,
     pending: Pending,
+    /// The recordings that answer the run's sub-agents (a replay).
+    children: Option<Arc<dyn ChildModels>>,
     /// Where the tools will run, checked (its image built), not started yet.
     environment: Prepared,
     /// The run's record says it ran in a container before (a continued run).
     had_container: bool,
+    /// The command line's `--environment` choice, which the run's sub-agents inherit.
+    choice: EnvironmentChoice,
 }
 
 /// The run [`Launch::drive`] creates or takes over.
@@ -160,6 +173,7 @@ enum Pending {
         run_id: Option<RunId>,
         task: String,
         replay_of: Option<ReplayRef>,
+        called_by: Option<CalledBy>,
     },
     Continue {
         workspace: PathBuf,
@@ -227,6 +241,9 @@ impl Launch {
             Start::Replay(replay) => {
                 prepare_replay(*replay, (spec.max_iterations, &asked, choice), frontend)
             }
+            Start::Child(child) => {
+                child::prepare_child(*child, (spec.max_iterations, &asked, choice), frontend)
+            }
         }
     }
 
@@ -240,7 +257,8 @@ impl Launch {
     /// so that no signal can leave the run RUNNING; the run created (a generated id that
     /// happens to be taken is replaced, a client's is not) or taken over (its report to
     /// `frontend`); `ask_human` answered by `human` when given, else the run pauses; every
-    /// step reported to `observer`.
+    /// step reported to `observer`. Its sub-agents run in this process, on the same
+    /// runtime, stopped by the same signals.
     ///
     /// # Errors
     /// When the run cannot be created, taken over or recorded, or its result read back.
@@ -254,41 +272,64 @@ impl Launch {
             .enable_all()
             .build()
             .map_err(LaunchError::Runtime)?;
-        let paths = runtime.block_on(async {
+        runtime.block_on(async {
             let shutdown = Shutdown::on_signals().map_err(LaunchError::Runtime)?;
-            let (begun, environment) = self.begin(frontend).await?;
-            let mut active = match begun {
-                Begun::Active(active) => active.with_limits(self.limits.clone()),
-                Begun::Finished(paths) => {
-                    environment.shutdown(Ending::Paused);
-                    return Ok(paths);
-                }
-            };
-            active = match active.with_environment(&environment) {
-                Ok(active) => active,
-                Err(error) => {
-                    environment.shutdown(Ending::Paused);
-                    return Err(error.into());
-                }
-            };
-            if let Some(human) = human {
-                active = active.with_human(human);
+            let spawner =
+                LaunchSpawner::new(human.clone(), self.children.clone(), self.choice.clone());
+            let tree = Tree::root(&self.agent, Arc::new(spawner));
+            self.drive_nested(observer, human, frontend, shutdown, tree)
+                .await
+        })
+    }
+
+    /// What [`Launch::drive`] does once the runtime and the signal handlers exist: the
+    /// run's environment started, the run created or taken over and driven, at its place
+    /// `tree` in a tree of runs. A sub-agent is driven this way inside its caller's
+    /// process.
+    ///
+    /// # Errors
+    /// As [`Launch::drive`].
+    pub async fn drive_nested(
+        self,
+        observer: &mut dyn Observer,
+        human: Option<Arc<dyn HumanInput>>,
+        frontend: &mut dyn Frontend,
+        shutdown: Shutdown,
+        tree: Tree,
+    ) -> Result<Finished, LaunchError> {
+        let (begun, environment) = self.begin(frontend).await?;
+        let mut active = match begun {
+            Begun::Active(active) => active.with_tree(tree).with_limits(self.limits.clone()),
+            Begun::Finished(paths) => {
+                environment.shutdown(Ending::Paused);
+                let result = RunResult::load(&paths)?;
+                return Ok(Finished { paths, result });
             }
-            let driven = active
-                .drive(&self.agent, self.llm.as_ref(), observer, shutdown)
-                .await;
-            // A run that waits for an answer (or whose end could not be recorded) keeps
-            // its container for `delta continue`.
-            let ending = match &driven {
-                Ok(paths) => match crate::run::read_metadata(&paths.metadata()) {
-                    Ok(metadata) if metadata.status != RunStatus::WaitingForInput => Ending::Over,
-                    Ok(_) | Err(_) => Ending::Paused,
-                },
-                Err(_) => Ending::Paused,
-            };
-            environment.shutdown(ending);
-            Ok::<_, LaunchError>(driven?)
-        })?;
+        };
+        active = match active.with_environment(&environment) {
+            Ok(active) => active,
+            Err(error) => {
+                environment.shutdown(Ending::Paused);
+                return Err(error.into());
+            }
+        };
+        if let Some(human) = human {
+            active = active.with_human(human);
+        }
+        let driven = active
+            .drive(&self.agent, self.llm.as_ref(), observer, shutdown)
+            .await;
+        // A run that waits for an answer (or whose end could not be recorded) keeps its
+        // container for `delta continue`.
+        let ending = match &driven {
+            Ok(paths) => match crate::run::read_metadata(&paths.metadata()) {
+                Ok(metadata) if metadata.status != RunStatus::WaitingForInput => Ending::Over,
+                Ok(_) | Err(_) => Ending::Paused,
+            },
+            Err(_) => Ending::Paused,
+        };
+        environment.shutdown(ending);
+        let paths = driven?;
         let result = RunResult::load(&paths)?;
         Ok(Finished { paths, result })
     }
@@ -320,6 +361,7 @@ impl Launch {
                 run_id,
                 task,
                 replay_of,
+                called_by,
             } => {
                 let mut attempts = 0;
                 loop {
@@ -345,9 +387,14 @@ impl Launch {
                         max_iterations: self.max_iterations,
                         fsync: self.fsync,
                         replay_of: replay_of.clone(),
+                        called_by: called_by.clone(),
                         environment: environment.report().cloned().map(Box::new),
                     };
-                    match ActiveRun::begin(Origin::New(new), &self.agent, self.output.clone()) {
+                    match ActiveRun::begin(
+                        Origin::New(Box::new(new)),
+                        &self.agent,
+                        self.output.clone(),
+                    ) {
                         Err(engine::EngineError::RunState(RunStateError::RunExists { .. }))
                             if run_id.is_none() && attempts < GENERATED_ID_ATTEMPTS =>
                         {
@@ -433,7 +480,11 @@ fn prepare_new(
         frontend.reuse_workspace(previous)
     })?;
     // A missing key fails here, before anything is created.
-    let (llm, output, key_file) = connect(&workspace_choice.env_dir(&agent.home), &agent.home)?;
+    let (llm, output, key_file) = connect(
+        agent.llm.api,
+        &workspace_choice.env_dir(&agent.home),
+        &agent.home,
+    )?;
     let fsync = FsyncPolicy::from_env().map_err(LaunchError::Fsync)?;
     // What the limits refuse (an unknown price, a bad schema) is refused before anything
     // is created; they are decided again below from the agent as reloaded.
@@ -454,13 +505,16 @@ fn prepare_new(
         max_iterations,
         environment,
         had_container: false,
+        choice: choice.clone(),
         pending: Pending::New {
             workspace,
             workspace_id,
             run_id,
             task,
             replay_of: None,
+            called_by: None,
         },
+        children: None,
     })
 }
 
@@ -490,13 +544,16 @@ fn prepare_replay(
         fsync,
         environment,
         had_container: false,
+        choice: choice.clone(),
         pending: Pending::New {
             workspace,
             workspace_id,
             run_id: Some(replay.run_id),
             task: replay.task,
             replay_of: Some(replay.replay_of),
+            called_by: None,
         },
+        children: replay.children,
     })
 }
 
@@ -524,7 +581,7 @@ fn prepare_continue(
     for warning in &agent.warnings {
         frontend.warning(warning);
     }
-    let (llm, output, key_file) = connect(&workspace, &agent.home)?;
+    let (llm, output, key_file) = connect(agent.llm.api, &workspace, &agent.home)?;
     let max_iterations = budget(max_iterations, &agent);
     let recorded_budget = recorded
         .budget
@@ -533,9 +590,11 @@ fn prepare_continue(
         .unwrap_or_default();
     let limits = asked.decide(&agent, recorded_budget)?;
     if let Some(report) = &recorded.budget {
+        // A parent's budget covers its sub-agents: what its whole tree spent.
+        let usage = subtree_of(&recorded).usage;
         let spent = Spent {
-            cost_usd: recorded.usage.total_cost_usd,
-            tokens: recorded.usage.input_tokens + recorded.usage.output_tokens,
+            cost_usd: usage.total_cost_usd,
+            tokens: usage.tokens(),
             duration: std::time::Duration::from_secs_f64(report.duration_s.used),
         };
         if let Some(exceeded) = limits.budget.exceeded(spent) {
@@ -557,24 +616,27 @@ fn prepare_continue(
         max_iterations,
         environment,
         had_container,
+        choice: choice.clone(),
         pending: Pending::Continue {
             workspace,
             run_id,
             message,
             force,
         },
+        children: None,
     })
 }
 
-/// The model a run talks to and what happens to the output of its processes: the
-/// credentials resolved once (`env_dir`'s `.env`, then the agent's, then the environment),
+/// The model a run talks to (through `api`) and what happens to the output of its
+/// processes: the credentials resolved once (`env_dir`'s `.env`, then the agent's, then the environment),
 /// the `DELTA_LLM_*` settings, and the output limit with the redactor of those credentials
 /// and the inherited key variables, which every writer of the run's files is handed.
 fn connect(
+    api: ModelApi,
     env_dir: &Path,
     agent_home: &Path,
 ) -> Result<(Arc<LlmClient>, OutputPolicy, Option<PathBuf>), LaunchError> {
-    let credentials = resolve_credentials(env_dir, agent_home, env_var)?;
+    let credentials = resolve_credentials_for(api, env_dir, agent_home, env_var)?;
     let settings = client_settings(env_var)?;
     let output = OutputPolicy::new(
         output_limit(env_var)?,
@@ -590,7 +652,7 @@ fn connect(
 
 /// The run's environment checked (and a container's image built) before anything of the
 /// run is created: agent.yaml's `environment:` with the command line's choice.
-fn prepare_environment(
+pub(super) fn prepare_environment(
     agent: &Agent,
     workspace: &Path,
     choice: &EnvironmentChoice,
@@ -608,6 +670,27 @@ fn prepare_environment(
         redactor: &output.redactor,
     };
     Ok(environment::prepare(&setting)?)
+}
+
+/// Checks what a new run of `agent` would take from the environment `env` and refuse:
+/// the credentials (`env_dir`'s `.env`, the agent's, then `env`), the `DELTA_LLM_*`
+/// settings, the output limit, `DELTA_FSYNC`, and a price for the cost budget. `delta
+/// batch` checks each task with it, `env` being the task's `env` over the driver's
+/// environment (what its child `delta run` sees), before any task runs.
+///
+/// # Errors
+/// The first [`LaunchError`] the run would stop on.
+pub fn check_settings(
+    env_dir: &Path,
+    agent: &Agent,
+    max_cost_usd: Option<f64>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(), LaunchError> {
+    resolve_credentials_for(agent.llm.api, env_dir, &agent.home, &env)?;
+    client_settings(&env)?;
+    output_limit(&env)?;
+    FsyncPolicy::parse(env(crate::journal::FSYNC_ENV).as_deref()).map_err(LaunchError::Fsync)?;
+    check_cost_budget(agent, max_cost_usd.or(agent.budget.max_cost_usd))
 }
 
 /// The limits a command asked for, before agent.yaml and the run's record fill the gaps.
@@ -632,13 +715,7 @@ impl AskedLimits {
     /// run's budget). A cost budget needs the model's price.
     fn decide(&self, agent: &Agent, recorded: Budget) -> Result<Limits, LaunchError> {
         let budget = self.budget.or(agent.budget).or(recorded);
-        if budget.max_cost_usd.is_some()
-            && crate::llm::cost_usd(&agent.llm.model, 0, 0, price(agent)).is_none()
-        {
-            return Err(LaunchError::UnknownPrice {
-                model: agent.llm.model.clone(),
-            });
-        }
+        check_cost_budget(agent, budget.max_cost_usd)?;
         let output_schema = match &self.output_schema {
             Some(path) => Some(OutputSchema::load(path)?),
             None => agent.output_schema.clone(),
@@ -651,12 +728,20 @@ impl AskedLimits {
     }
 }
 
-/// agent.yaml's `llm.pricing` as the price table's override.
-fn price(agent: &Agent) -> Option<(f64, f64)> {
-    agent
-        .llm
-        .pricing
-        .map(|p| (p.input_per_million, p.output_per_million))
+/// Refuses a cost budget for a model whose price is unknown (its cost cannot be
+/// estimated); `delta batch` checks its tasks with it before any of them runs.
+///
+/// # Errors
+/// [`LaunchError::UnknownPrice`].
+pub fn check_cost_budget(agent: &Agent, max_cost_usd: Option<f64>) -> Result<(), LaunchError> {
+    if max_cost_usd.is_some()
+        && prices(agent.llm.api, &agent.llm.model, agent.llm.pricing).is_none()
+    {
+        return Err(LaunchError::UnknownPrice {
+            model: agent.llm.model.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// `--max-iterations`, else agent.yaml's, else [`DEFAULT_MAX_ITERATIONS`].

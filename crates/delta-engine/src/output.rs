@@ -18,15 +18,15 @@ use serde::{Deserialize, Serialize};
 
 pub use exit::{Exit, exit_code_for};
 pub use list::{
-    ListedStatus, RunFilter, RunListing, RunListingArray, format_age, list_runs, render_runs_json,
-    render_runs_raw, render_runs_text,
+    ListedStatus, RunFilter, RunListing, RunListingArray, TreeRow, format_age, list_runs,
+    render_runs_json, render_runs_raw, render_runs_text, render_tree_text, tree_rows,
 };
 pub use stream::{RefusalLine, ResultLine, ResultTag};
 
 use crate::quote::quote_path;
 use crate::run::{
     ErrorInfo, ErrorType, FinalStatus, InputType, InteractionRequest, Metadata, RunId, RunPaths,
-    RunStateError, RunStatus, Timestamp, Usage, read_interaction_request, read_metadata,
+    RunStateError, RunStatus, Subtree, Timestamp, Usage, read_interaction_request, read_metadata,
 };
 
 /// The `schema_version` of [`RunResult`].
@@ -105,6 +105,10 @@ pub struct Metrics {
     /// Each budget's limit and use, when the run has a budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetReport>,
+    /// What the run and all its sub-agents spent, when it started any (`usage` is its
+    /// own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtree: Option<Subtree>,
 }
 
 /// Where the run ran.
@@ -235,6 +239,7 @@ impl RunResult {
                 end_time,
                 usage: metadata.usage.clone(),
                 budget: metadata.budget,
+                subtree: metadata.subtree.clone(),
             },
             metadata: ResultMetadata {
                 agent_name: metadata.agent_name.clone(),

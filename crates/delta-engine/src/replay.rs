@@ -16,7 +16,7 @@ mod recording;
 
 use std::collections::{HashSet, VecDeque};
 use std::io::{Read, Seek, SeekFrom};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
@@ -28,8 +28,10 @@ pub use recording::{RecordedCall, RecordedResult, Recording};
 use crate::budget::Budget;
 use crate::engine::HumanInput;
 use crate::journal::{ActionResult, Event, EventPayload, JournalError};
-use crate::launch::{LaunchSpec, ReplayStart, Start};
-use crate::llm::{Answering, CallProgress, ChatModel, LlmError, completion_from_record};
+use crate::launch::{ChildAnswers, ChildModels, LaunchSpec, ReplayStart, Start};
+use crate::llm::{
+    Answering, CallProgress, ChatModel, LlmError, completion_from_record, conversation_keys,
+};
 use crate::run::{
     InteractionRequest, ReplayRef, RunId, RunPaths, RunStateError, RunStatus, read_metadata,
 };
@@ -140,6 +142,7 @@ pub fn prepare(spec: &ReplaySpec) -> Result<Replay, ReplayError> {
         masks,
         until_divergence: spec.until_divergence,
         state: Mutex::new(State::default()),
+        children: Mutex::new(Vec::new()),
     });
     let launch = LaunchSpec {
         start: Start::Replay(Box::new(ReplayStart {
@@ -149,6 +152,7 @@ pub fn prepare(spec: &ReplaySpec) -> Result<Replay, ReplayError> {
             task: recording.metadata.task.clone(),
             model: Arc::clone(&model) as Arc<dyn ChatModel>,
             replay_of,
+            children: Some(Arc::clone(&model) as Arc<dyn ChildModels>),
         })),
         max_iterations: Some(recording.max_iterations()),
         budget: Budget::default(),
@@ -226,8 +230,11 @@ pub struct Outcome {
     pub answers_recorded: usize,
     /// Tool results compared with the recording.
     pub observations_compared: usize,
-    /// The first divergence; `None` when identical.
+    /// The first divergence, its own or else its sub-agents'; `None` when identical.
     pub divergence: Option<Divergence>,
+    /// The outcomes of its sub-agents' replays, in the order they started.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<Outcome>,
 }
 
 impl Outcome {
@@ -247,6 +254,8 @@ pub struct ReplayModel {
     masks: Masks,
     until_divergence: bool,
     state: Mutex<State>,
+    /// The replays of its sub-agents, with the replay runs they answer.
+    children: Mutex<Vec<(RunPaths, Arc<ReplayModel>)>>,
 }
 
 /// How far the replay got.
@@ -300,15 +309,15 @@ impl ReplayModel {
         };
         let replayed: Value = serde_json::from_slice(body).unwrap_or_default();
         // Equal as sent is equal once masked: the masks are only needed when they differ.
-        let same = ["messages", "tools"]
+        let same = conversation_keys(call.api)
             .iter()
-            .all(|key| call.request.get(key) == replayed.get(key));
+            .all(|key| call.request.get(*key) == replayed.get(*key));
         let diff = if same {
             None
         } else {
             first_difference(
-                &request_view(&call.request, &self.masks, &state.reported),
-                &request_view(&replayed, &self.masks, &state.reported),
+                &request_view(call.api, &call.request, &self.masks, &state.reported),
+                &request_view(call.api, &replayed, &self.masks, &state.reported),
             )
         };
         if let Some(diff) = diff {
@@ -328,11 +337,13 @@ impl ReplayModel {
             )));
         }
         state.served = number;
-        completion_from_record(call.response.clone(), call.stream.clone()).map_err(|reason| {
-            replay_error(&format!(
-                "the recorded answer to request {number} is no completion: {reason}"
-            ))
-        })
+        completion_from_record(call.api, call.response.clone(), call.stream.clone()).map_err(
+            |reason| {
+                replay_error(&format!(
+                    "the recorded answer to request {number} is no completion: {reason}"
+                ))
+            },
+        )
     }
 
     /// Compares the replay's tool results not compared yet with the recorded ones. Only
@@ -444,8 +455,28 @@ impl ReplayModel {
                 },
             );
         }
+        let own = state.first.clone();
+        drop(state);
+        let children: Vec<(RunPaths, Arc<ReplayModel>)> = self
+            .children
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let subagents: Vec<Outcome> = children
+            .iter()
+            .map(|(paths, model)| model.outcome(paths))
+            .collect();
+        // The tree is identical when every run of it is; a child's divergence is the tree's.
+        let divergence = own.or_else(|| {
+            subagents.iter().find_map(|child| {
+                child.divergence.clone().map(|divergence| Divergence {
+                    what: format!("sub-agent run {}: {}", child.run_id, divergence.what),
+                    ..divergence
+                })
+            })
+        });
         Outcome {
-            outcome: if state.first.is_some() {
+            outcome: if divergence.is_some() {
                 "divergence"
             } else {
                 "identical"
@@ -457,8 +488,66 @@ impl ReplayModel {
             answers_replayed: served,
             answers_recorded: recorded,
             observations_compared: compared,
-            divergence: state.first.clone(),
+            divergence,
+            subagents,
         }
+    }
+}
+
+impl ChildModels for ReplayModel {
+    fn child(
+        &self,
+        ordinal: u32,
+        run_id: &RunId,
+        workspace: &Path,
+    ) -> Result<ChildAnswers, String> {
+        let index = usize::try_from(ordinal)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(1);
+        let Some(recorded) = self.recording.subagents.get(index) else {
+            return Err(format!(
+                "the recording {} started {} sub-agent(s), so it has no answers for sub-agent {ordinal}",
+                self.recording.run_id,
+                self.recording.subagents.len()
+            ));
+        };
+        let recorded_workspace = recorded
+            .work_dir
+            .clone()
+            .unwrap_or_else(|| self.recording.workspace.clone());
+        let recording = Recording::load(&recorded_workspace, &recorded.run_id)
+            .map_err(|error| format!("its recording cannot be read: {error}"))?;
+        let masks = self.masks.with(vec![
+            (path_text(&recorded_workspace), "<workspace>"),
+            (path_text(workspace), "<workspace>"),
+            (recorded.run_id.as_str().to_owned(), "<run_id>"),
+            (run_id.as_str().to_owned(), "<run_id>"),
+        ]);
+        let human = Arc::new(RecordedHuman {
+            answers: Mutex::new(recording.human_answers.iter().cloned().collect()),
+        });
+        let replay_of = ReplayRef {
+            run_id: recorded.run_id.clone(),
+            work_dir: (workspace != recorded_workspace).then(|| recorded_workspace.clone()),
+        };
+        let model = Arc::new(ReplayModel {
+            recording: Arc::new(recording),
+            journal: RunPaths::new(workspace, run_id).journal(),
+            masks,
+            until_divergence: self.until_divergence,
+            state: Mutex::new(State::default()),
+            children: Mutex::new(Vec::new()),
+        });
+        self.children
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((RunPaths::new(workspace, run_id), Arc::clone(&model)));
+        Ok(ChildAnswers {
+            model: Arc::clone(&model) as Arc<dyn ChatModel>,
+            human,
+            children: model,
+            replay_of,
+        })
     }
 }
 

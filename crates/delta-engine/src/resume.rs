@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use crate::janitor::{JanitorReport, OwnerFinding};
-pub use repair::{INTERRUPTED_NOT_RERUN, NOT_RUN, Repairs, plan as plan_repairs};
+pub use repair::{INTERRUPTED_NOT_RERUN, NOT_RUN, OpenChild, Repairs, plan as plan_repairs};
 pub use state::{AnswerSource, Entry, Missing, entry_for};
 
 use crate::janitor::{self, Closed, Keep, owner_gone};
@@ -370,7 +370,7 @@ pub fn take_over(
     let instruction = match &entry {
         Entry::Resume | Entry::Finished => None,
         Entry::UserMessage(text) => Some(text.clone()),
-        Entry::Answer { text, .. } if repairs.answered.is_none() => {
+        Entry::Answer { text, .. } if repairs.answered.is_none() && !repairs.relayed => {
             answer_as_user_message = true;
             Some(text.clone())
         }
@@ -504,6 +504,12 @@ fn clean_up_orphan(
         },
     })?;
     let now = Timestamp::now();
+    // Issue 30: a tool of the dead owner kept running (its children too) after the
+    // continued run had finished, while the model was told to check its effects.
+    let recorded = read_journal(&paths.journal())
+        .map(|journal| journal.events)
+        .unwrap_or_default();
+    let ended_tools = janitor::end_orphaned_tools(paths, &recorded);
     let (journal, events) = match mend_journal(paths, metadata, options, mended) {
         Ok(opened) => opened,
         Err(error) => {
@@ -515,7 +521,15 @@ fn clean_up_orphan(
         }
     };
     let repairs = plan_repairs(&events, None);
-    let restored = match janitor::close(&journal, &events, &repairs.events, metadata, now)? {
+    // The answers of the calls first: the conversation needs them right after its calls.
+    let mut closing = repairs.events.clone();
+    closing.extend(ended_tools.iter().map(|tool| {
+        EventPayload::SystemMessage(SystemMessage {
+            level: MessageLevel::Warn,
+            content: tool.message(),
+        })
+    }));
+    let restored = match janitor::close(&journal, &events, &closing, metadata, now)? {
         Closed::Restored(status) => Some(status),
         Closed::Interrupted => {
             mended.repairs.absorb(repairs);
@@ -531,6 +545,7 @@ fn clean_up_orphan(
         process_name: identity.process_name,
         finding,
         restored,
+        ended_tools,
     })
 }
 

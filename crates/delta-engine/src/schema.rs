@@ -88,6 +88,13 @@ fn stream_line() -> Value {
                 serde_json::json!({"const": "RESULT", "description": "`RESULT`."}),
             );
             properties.insert(
+                "replay".into(),
+                serde_json::json!({
+                    "type": "object",
+                    "description": "`delta replay` only: its outcome, as its `--format json` prints it."
+                }),
+            );
+            properties.insert(
                 "exit_code".into(),
                 serde_json::json!({
                     "type": "integer",
@@ -105,7 +112,7 @@ fn stream_line() -> Value {
     serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Delta Engine --format jsonl line",
-        "description": "stdout of `delta run|continue --format jsonl`: every journal event the run appends, as in journal.jsonl, then exactly one RESULT line.",
+        "description": "stdout of `delta run|continue|fork|replay --format jsonl`: every journal event the run appends, as in journal.jsonl, then exactly one RESULT line.",
         "oneOf": [event, result, refusal],
         "$defs": defs,
     })

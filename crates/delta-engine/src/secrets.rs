@@ -19,7 +19,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::llm::{API_KEY_VARIABLES, Credentials};
+use crate::llm::{Credentials, KEY_VARIABLES};
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
@@ -63,7 +63,7 @@ impl Redactor {
     /// password in it), and the value of every API key variable in `env` (the process
     /// environment, which tools inherit), since any of them may be a live credential.
     pub fn for_run(credentials: &Credentials, env: impl Fn(&str) -> Option<String>) -> Self {
-        let inherited = API_KEY_VARIABLES.iter().filter_map(|name| env(name));
+        let inherited = KEY_VARIABLES.iter().filter_map(|name| env(name));
         let userinfo = url_userinfo(credentials.base_url()).map(str::to_owned);
         let password = userinfo
             .as_deref()
@@ -104,7 +104,7 @@ impl Redactor {
     /// The redactor of a run that uses no key of its own (`delta replay`): the value of
     /// every API key variable in `env`, which tools inherit.
     pub fn inherited(env: impl Fn(&str) -> Option<String>) -> Self {
-        Self::new(API_KEY_VARIABLES.iter().filter_map(|name| env(name)))
+        Self::new(KEY_VARIABLES.iter().filter_map(|name| env(name)))
     }
 
     /// Whether there is nothing to redact.
@@ -170,8 +170,9 @@ impl Redactor {
             .min_by_key(|(start, _)| *start)
     }
 
-    /// The longest secret: how many bytes a stream must hold back.
-    fn longest(&self) -> usize {
+    /// The longest secret: how many bytes a stream must hold back, and how far past the
+    /// part of a file it keeps a bounded reader must read to see every secret in it whole.
+    pub(crate) fn longest(&self) -> usize {
         self.secrets.first().map_or(0, |secret| secret.len())
     }
 }
@@ -246,6 +247,49 @@ impl StreamRedactor {
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         out.append(&mut self.pending);
     }
+}
+
+/// Copies `reader` (a child's stderr) into `log` with every secret of `redactor`
+/// replaced, until it ends, handing each redacted piece to `seen` as well (for a tail kept
+/// for messages). A log that cannot be written (a full disk) stops being written; the
+/// stream is still read to its end, so the child never blocks on it.
+pub(crate) async fn pump_redacted(
+    mut reader: impl tokio::io::AsyncRead + Unpin,
+    mut log: Option<tokio::fs::File>,
+    redactor: &Redactor,
+    mut seen: impl FnMut(&[u8]),
+) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut redact = redactor.stream();
+    let mut buffer = vec![0; 8192];
+    let mut out = Vec::new();
+    let mut ended = false;
+    while !ended {
+        out.clear();
+        match reader.read(&mut buffer).await {
+            Ok(0) | Err(_) => {
+                redact.finish(&mut out);
+                ended = true;
+            }
+            Ok(read) => redact.push(&buffer[..read], &mut out),
+        }
+        seen(&out);
+        if let Some(file) = &mut log
+            && file.write_all(&out).await.is_err()
+        {
+            log = None;
+        }
+    }
+    if let Some(file) = &mut log {
+        let _ = file.flush().await;
+    }
+}
+
+/// Appends `bytes` to `tail`, keeping its last `max` bytes.
+pub(crate) fn keep_tail(tail: &mut Vec<u8>, bytes: &[u8], max: usize) {
+    tail.extend_from_slice(bytes);
+    let excess = tail.len().saturating_sub(max);
+    tail.drain(..excess);
 }
 
 #[cfg(test)]

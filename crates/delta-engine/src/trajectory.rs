@@ -13,6 +13,7 @@ use serde::Deserialize;
 use crate::journal::{
     ActionRequest, ActionResult, Event, EventPayload, JournalError, Thought, read_journal,
 };
+use crate::llm::ModelApi;
 use crate::run::{Metadata, RunId, RunPaths, RunStateError, Timestamp, open_run, read_metadata};
 
 /// What can go wrong reading a run back.
@@ -43,24 +44,36 @@ pub struct LlmCall {
     pub started_at: Option<Timestamp>,
     /// Wall time of the call, retries included.
     pub duration_ms: Option<u64>,
+    /// The API called (chat when the record names none).
+    pub api: Option<ModelApi>,
     /// Token counts the API reported.
     pub token_usage: Option<TokenUsage>,
+    /// The call's estimated cost in USD as the run counted it (`llm.pricing` and cached
+    /// tokens included), when it was known.
+    #[serde(rename = "cost_usd")]
+    pub recorded_cost_usd: Option<f64>,
     /// Why the model stopped (`stop`, `tool_calls`, `length`…).
     pub finish_reason: Option<String>,
     /// HTTP attempts made.
     pub attempts: Option<u64>,
     /// The error of a failed call.
     pub error: Option<String>,
+    /// The run's iteration the call belongs to (counted over the run's life).
+    pub iteration: Option<u32>,
 }
 
 /// `token_usage` of an invocation record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 pub struct TokenUsage {
-    /// Prompt tokens.
+    /// Prompt tokens, the cached and cache-written ones included.
     pub prompt_tokens: u64,
     /// Completion tokens.
     pub completion_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write_tokens: u64,
 }
 
 impl LlmCall {
@@ -70,17 +83,31 @@ impl LlmCall {
         self.response_model.as_deref().or(self.model.as_deref())
     }
 
-    /// Estimated cost in USD from the built-in list prices (None when the model's price
-    /// is unknown; a `pricing:` override of agent.yaml is not seen here).
+    /// Estimated cost in USD: as the run counted it when the record says, else from the
+    /// built-in list prices (None when the model's price is unknown; a `pricing:` override
+    /// of agent.yaml is not seen then).
     #[must_use]
     pub fn cost_usd(&self) -> Option<f64> {
+        if self.recorded_cost_usd.is_some() {
+            return self.recorded_cost_usd;
+        }
         let usage = self.token_usage?;
-        crate::llm::cost_usd(
-            self.model.as_deref().or(self.response_model.as_deref())?,
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            None,
-        )
+        let model = self.model.as_deref().or(self.response_model.as_deref())?;
+        let prices = crate::llm::prices(self.api.unwrap_or_default(), model, None)?;
+        Some(prices.cost_usd(&usage.into()))
+    }
+}
+
+impl From<TokenUsage> for crate::llm::TokenUsage {
+    fn from(usage: TokenUsage) -> Self {
+        Self {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            total_tokens: usage.prompt_tokens + usage.completion_tokens,
+            cached_tokens: usage.cached_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            reasoning_tokens: None,
+        }
     }
 }
 
@@ -122,7 +149,8 @@ pub struct Trajectory {
     pub metadata: Metadata,
     /// The journal's intact events.
     pub events: Vec<Event>,
-    /// The invocation records by id.
+    /// Every invocation record of `io/invocations/` by id: answered calls, and calls that
+    /// failed or were cut off before an answer (no THOUGHT names those).
     pub calls: HashMap<String, LlmCall>,
     /// Tool durations by action id.
     pub durations: HashMap<String, u64>,
@@ -145,16 +173,10 @@ impl Trajectory {
     pub fn load_paths(paths: RunPaths) -> Result<Self, TrajectoryError> {
         let metadata = read_metadata(&paths.metadata())?;
         let events = read_journal(&paths.journal())?.events;
-        let mut calls = HashMap::new();
+        let calls = read_calls(&paths);
         let mut durations = HashMap::new();
         for event in &events {
             match &event.payload {
-                EventPayload::Thought(thought) => {
-                    let id = &thought.llm_invocation_ref;
-                    if let Some(call) = read_json::<LlmCall>(&paths.invocation_metadata(id)) {
-                        calls.insert(id.clone(), call);
-                    }
-                }
                 EventPayload::ActionResult(result) => {
                     let duration =
                         std::fs::read_to_string(paths.tool_duration_ms(&result.action_id))
@@ -165,6 +187,7 @@ impl Trajectory {
                     }
                 }
                 EventPayload::RunStart(_)
+                | EventPayload::Thought(_)
                 | EventPayload::UserMessage(_)
                 | EventPayload::ActionRequest(_)
                 | EventPayload::HumanInputRequest(_)
@@ -189,6 +212,12 @@ impl Trajectory {
         self.paths.run_id().as_str()
     }
 
+    /// The record of invocation `invocation_id`, when it was read.
+    #[must_use]
+    pub fn llm_call(&self, invocation_id: &str) -> Option<&LlmCall> {
+        self.calls.get(invocation_id)
+    }
+
     /// The LLM calls in journal order.
     pub fn llm_calls(&self) -> impl Iterator<Item = &LlmCall> {
         self.events
@@ -197,17 +226,47 @@ impl Trajectory {
             .filter_map(|t| self.calls.get(&t.llm_invocation_ref))
     }
 
-    /// The model of the first call, else the first model of the usage totals.
+    /// Every invocation record in the order the calls started, answered or not.
+    #[must_use]
+    pub fn all_calls(&self) -> Vec<&LlmCall> {
+        let mut calls: Vec<&LlmCall> = self.calls.values().collect();
+        calls.sort_by(|a, b| {
+            (a.started_at, &a.invocation_id).cmp(&(b.started_at, &b.invocation_id))
+        });
+        calls
+    }
+
+    /// The calls no THOUGHT names: they failed, were cancelled, or their answer was lost
+    /// with the process that asked, in the order they started.
+    #[must_use]
+    pub fn unanswered_calls(&self) -> Vec<&LlmCall> {
+        let answered: std::collections::HashSet<&str> = self
+            .events
+            .iter()
+            .filter_map(|e| e.payload.as_thought())
+            .map(|t| t.llm_invocation_ref.as_str())
+            .collect();
+        self.all_calls()
+            .into_iter()
+            .filter(|call| !answered.contains(call.invocation_id.as_str()))
+            .collect()
+    }
+
+    /// The model of the first call (answered or not), else the first model of the usage
+    /// totals.
     #[must_use]
     pub fn model(&self) -> Option<&str> {
-        self.llm_calls().find_map(LlmCall::model_name).or_else(|| {
-            self.metadata
-                .usage
-                .model_usage
-                .keys()
-                .next()
-                .map(String::as_str)
-        })
+        self.llm_calls()
+            .find_map(LlmCall::model_name)
+            .or_else(|| self.all_calls().into_iter().find_map(LlmCall::model_name))
+            .or_else(|| {
+                self.metadata
+                    .usage
+                    .model_usage
+                    .keys()
+                    .next()
+                    .map(String::as_str)
+            })
     }
 
     /// When the run last stopped, else its last event (a run still going).
@@ -236,6 +295,55 @@ impl Trajectory {
     #[must_use]
     pub fn dir(&self) -> PathBuf {
         self.paths.dir().to_path_buf()
+    }
+
+    /// The sub-agent runs this run's tool calls started, by the action id of the call, in
+    /// journal order: an agent tool's child (its ACTION_REQUEST names it), or the run a
+    /// command tool started with `delta run|continue --run-id X` (its resolved command
+    /// says so). Only runs whose files can be read back are returned.
+    #[must_use]
+    pub fn subagents(&self) -> Vec<(String, Trajectory)> {
+        let own = self.paths.workspace();
+        // A fork keeps its parent's calls, whose children live beside the parent.
+        let fork_parent = self
+            .metadata
+            .parent
+            .as_ref()
+            .and_then(|parent| parent.work_dir.clone());
+        let mut found = Vec::new();
+        for event in &self.events {
+            let EventPayload::ActionRequest(request) = &event.payload else {
+                continue;
+            };
+            let candidates: Vec<RunPaths> = if let Some(subagent) = &request.subagent {
+                let workspace = subagent
+                    .work_dir
+                    .clone()
+                    .unwrap_or_else(|| own.to_path_buf());
+                std::iter::once(workspace)
+                    .chain(fork_parent.clone())
+                    .map(|workspace| RunPaths::new(&workspace, &subagent.run_id))
+                    .collect()
+            } else if let Some(sub) = SubRun::of(request)
+                && let Ok(run_id) = RunId::parse(&sub.run_id)
+            {
+                let dir = sub.dir(own);
+                dir.parent()
+                    .and_then(Path::parent)
+                    .map(|workspace| RunPaths::new(workspace, &run_id))
+                    .into_iter()
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if let Some(child) = candidates
+                .into_iter()
+                .find_map(|paths| Trajectory::load_paths(paths).ok())
+            {
+                found.push((request.action_id.clone(), child));
+            }
+        }
+        found
     }
 
     /// The journal grouped into iterations: a THOUGHT opens one; the hooks that prepare a
@@ -332,9 +440,10 @@ impl Trajectory {
         let Some(last) = iterations.last_mut() else {
             return;
         };
-        if counted <= answered || last.thought.is_none() {
+        if counted <= answered {
             return;
         }
+        // The prologue keeps the task; an answered iteration its answer and tool results.
         let after = last
             .events
             .iter()
@@ -342,18 +451,48 @@ impl Trajectory {
                 matches!(
                     e.payload,
                     EventPayload::Thought(_) | EventPayload::ActionResult(_)
-                )
+                ) || (answered == 0 && matches!(e.payload, EventPayload::RunStart(_)))
             })
             .map_or(0, |index| index + 1);
+        let since = last.thought.map(|(event, _)| event.timestamp);
         let events = last.events.split_off(after);
+        // The call of the unanswered iteration: the last one that started after the last
+        // answer and brought none.
+        let call =
+            self.unanswered_calls()
+                .into_iter()
+                .rev()
+                .find(|call| match (since, call.started_at) {
+                    (Some(since), Some(started)) => started >= since,
+                    (None, _) | (_, None) => true,
+                });
         iterations.push(Iteration {
             number: u32::try_from(answered + 1).unwrap_or(u32::MAX),
             thought: None,
-            call: None,
+            call,
             tools: Vec::new(),
             events,
         });
     }
+}
+
+/// Every readable `io/invocations/*/metadata.json` of the run, by invocation id (the
+/// directory's name, when a record does not say).
+pub(crate) fn read_calls(paths: &RunPaths) -> HashMap<String, LlmCall> {
+    let Ok(entries) = std::fs::read_dir(paths.invocations_dir()) else {
+        return HashMap::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let id = entry.file_name().to_str()?.to_owned();
+            let mut call = read_json::<LlmCall>(&paths.invocation_metadata(&id))?;
+            if call.invocation_id.is_empty() {
+                call.invocation_id.clone_from(&id);
+            }
+            Some((id, call))
+        })
+        .collect()
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
@@ -458,6 +597,7 @@ mod tests {
             tool_name: "delegate".into(),
             tool_args: serde_json::Map::new(),
             resolved_command: Some(command.into()),
+            subagent: None,
             environment: None,
         }
     }

@@ -9,9 +9,11 @@
 //! `delta export --mock-profile` and `mock-llm --strict`). What each expectation means
 //! when checked, and the rules serde cannot express, are the runner's.
 //! `schemas/scenario.schema.json` is generated from these types ([`scenario_schema`]).
+//! [`ModelApi`] names the wire API a profile's server speaks and an agent asks through.
 //! A scenario's mock-llm script is [`mock_script::Script`], mock-llm's own format
 //! (`schemas/mock-script.schema.json`).
 
+mod api;
 mod expect;
 mod level;
 mod matcher;
@@ -20,12 +22,13 @@ mod profile;
 mod scenario;
 mod step;
 
+pub use api::ModelApi;
 pub use expect::{
     EventExpect, Expect, FileExpect, JournalExpect, MetadataExpect, NoFileContains, RequestExpect,
     RequestsExpect, ToolExecutionExpect,
 };
 pub use level::Level;
-pub use matcher::{ExitMatch, JsonType, OneOrMany, TextMatch, ValueMatch};
+pub use matcher::{ExitClass, ExitMatch, JsonType, OneOrMany, TextMatch, ValueMatch};
 pub use profile::{MockProfile, UnknownMockProfile};
 pub use scenario::{
     Canary, CanaryState, LlmEndpoint, SESSIONS_PROGRAM, Scenario, SetupFile, scenario_schema,

@@ -152,7 +152,7 @@ impl JsonType {
     }
 }
 
-/// The expected exit code: one code, or any of several.
+/// The expected exit code: one code, any of several, or `nonzero`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ExitMatch {
@@ -160,6 +160,17 @@ pub enum ExitMatch {
     Code(i32),
     /// Any of these codes.
     AnyOf(Vec<i32>),
+    /// A class of codes.
+    Class(ExitClass),
+}
+
+/// A class of exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExitClass {
+    /// Any code but 0: the command failed, whichever code it chose (a process killed by
+    /// a signal has no exit code and does not match).
+    Nonzero,
 }
 
 impl TextMatch {

@@ -14,7 +14,8 @@ pub const DEFAULT_PROMPT_TOKENS: u64 = 10;
 /// See [`DEFAULT_PROMPT_TOKENS`].
 pub const DEFAULT_COMPLETION_TOKENS: u64 = 5;
 
-/// A scripted conversation for `mock-llm`: which answer each chat-completion request gets.
+/// A scripted conversation for `mock-llm`: which answer each model request gets, whichever
+/// API it comes through (chat completions, Anthropic Messages, OpenAI Responses).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "mock-llm script")]
@@ -37,8 +38,10 @@ pub enum Mode {
     /// Step N answers the N-th chat request to arrive (counting from 0), across all clients.
     #[default]
     Sequential,
-    /// Step N answers any request whose `messages` already hold N messages with role `tool`,
-    /// so concurrent and resumed runs each get the same answers in the same order.
+    /// Step N answers any request whose conversation already holds N tool results
+    /// (messages with role `tool`, Anthropic `tool_result` blocks, Responses
+    /// `function_call_output` items), so concurrent and resumed runs each get the same
+    /// answers in the same order.
     ByConversation,
 }
 
@@ -52,7 +55,8 @@ impl Mode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Step {
-    /// Answer with an assistant message (a valid `chat.completion` object).
+    /// Answer with an assistant message: a `chat.completion`, an Anthropic `message` or a
+    /// `response` object, as the request's API returns it (streamed when asked).
     Message(MessageStep),
     /// Answer with an HTTP error status.
     Error(ErrorStep),
@@ -101,8 +105,21 @@ pub struct MessageStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// `choices[0].finish_reason`. Default: `tool_calls` when there are tool calls, else `stop`.
+    /// Other APIs get its equivalent: `length` is Anthropic's `max_tokens` and an
+    /// `incomplete` response (`max_output_tokens`), `content_filter` Anthropic's `refusal`
+    /// and an `incomplete` response (`content_filter`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// The model's reasoning: chat's `reasoning_content`, an Anthropic `thinking` block
+    /// (with a signature the strict profile checks when it comes back) when the request
+    /// enables thinking, a Responses `reasoning` item (its summary; `encrypted_content` when
+    /// the request includes it) for a reasoning model. Anthropic and Responses reasoning
+    /// models reason anyway: without it they get a short default text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// Anthropic only: a `redacted_thinking` block with this `data`, after the thinking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted_reasoning: Option<String>,
     /// Milliseconds to wait before answering (other requests are served meanwhile).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub delay_ms: u64,
@@ -123,6 +140,8 @@ impl Default for MessageStep {
             tool_calls: Vec::new(),
             usage: None,
             finish_reason: None,
+            reasoning: None,
+            redacted_reasoning: None,
             delay_ms: 0,
             stream_hold_until: None,
             repeat: one(),
@@ -145,16 +164,25 @@ pub struct ToolCall {
     pub arguments: Option<Value>,
 }
 
-/// Token usage reported in the response; `total_tokens` is their sum.
+/// Token usage reported in the response; `total_tokens` is their sum. Each API reports it
+/// in its own fields: Anthropic's `input_tokens` leaves out the cached and cache-written
+/// tokens, which `prompt_tokens` here includes. With `mock-llm --prompt-cache` the prompt's
+/// tokens are counted from the request instead, and the cached ones found by the cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Usage {
-    /// Default: 10.
+    /// Every prompt token, cached ones included. Default: 10.
     #[serde(default = "default_prompt_tokens")]
     pub prompt_tokens: u64,
     /// Default: 5.
     #[serde(default = "default_completion_tokens")]
     pub completion_tokens: u64,
+    /// Prompt tokens read from the provider's cache. Default: 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's cache. Default: 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
 }
 
 impl Default for Usage {
@@ -162,6 +190,8 @@ impl Default for Usage {
         Self {
             prompt_tokens: DEFAULT_PROMPT_TOKENS,
             completion_tokens: DEFAULT_COMPLETION_TOKENS,
+            cached_tokens: 0,
+            cache_write_tokens: 0,
         }
     }
 }

@@ -7,6 +7,8 @@ use std::str::FromStr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::api::ModelApi;
+
 /// The real server whose request validation mock-llm reproduces.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -20,26 +22,39 @@ pub enum MockProfile {
     Vllm,
     /// Ollama's OpenAI-compatible layer.
     Ollama,
-    /// No validation: any chat request is answered.
+    /// DeepSeek's chat API in thinking mode: the reasoning of an assistant turn with tool
+    /// calls must be passed back.
+    Deepseek,
+    /// Anthropic's Messages API (`POST /v1/messages`).
+    Anthropic,
+    /// OpenAI's Responses API (`POST /v1/responses`).
+    Responses,
+    /// No validation: any request of any API is answered.
     Lenient,
 }
 
 impl MockProfile {
     /// Every profile, in the order `--help` lists them.
-    pub const ALL: [MockProfile; 5] = [
+    pub const ALL: [MockProfile; 8] = [
         MockProfile::Openai,
         MockProfile::LlamaCpp,
         MockProfile::Vllm,
         MockProfile::Ollama,
+        MockProfile::Deepseek,
+        MockProfile::Anthropic,
+        MockProfile::Responses,
         MockProfile::Lenient,
     ];
 
     /// The profiles that validate requests: the values of `mock-llm --strict`.
-    pub const STRICT: [MockProfile; 4] = [
+    pub const STRICT: [MockProfile; 7] = [
         MockProfile::Openai,
         MockProfile::LlamaCpp,
         MockProfile::Vllm,
         MockProfile::Ollama,
+        MockProfile::Deepseek,
+        MockProfile::Anthropic,
+        MockProfile::Responses,
     ];
 
     /// The profile's name, as scenarios, `--mock-profile` and `--strict` spell it.
@@ -49,7 +64,34 @@ impl MockProfile {
             MockProfile::LlamaCpp => "llama-cpp",
             MockProfile::Vllm => "vllm",
             MockProfile::Ollama => "ollama",
+            MockProfile::Deepseek => "deepseek",
+            MockProfile::Anthropic => "anthropic",
+            MockProfile::Responses => "responses",
             MockProfile::Lenient => "lenient",
+        }
+    }
+
+    /// The wire API its server speaks; `None` for the lenient mock, which serves all.
+    pub fn api(self) -> Option<ModelApi> {
+        match self {
+            MockProfile::Openai
+            | MockProfile::LlamaCpp
+            | MockProfile::Vllm
+            | MockProfile::Ollama
+            | MockProfile::Deepseek => Some(ModelApi::Chat),
+            MockProfile::Anthropic => Some(ModelApi::Anthropic),
+            MockProfile::Responses => Some(ModelApi::Responses),
+            MockProfile::Lenient => None,
+        }
+    }
+
+    /// The strict profile of the real service behind `api`: what an exported run recorded
+    /// against that API is checked with by default.
+    pub fn of_api(api: ModelApi) -> MockProfile {
+        match api {
+            ModelApi::Chat => MockProfile::Openai,
+            ModelApi::Responses => MockProfile::Responses,
+            ModelApi::Anthropic => MockProfile::Anthropic,
         }
     }
 
@@ -62,6 +104,9 @@ impl MockProfile {
             }
             MockProfile::Vllm => "vLLM with `--enable-auto-tool-choice`",
             MockProfile::Ollama => "Ollama's OpenAI-compatible layer",
+            MockProfile::Deepseek => "DeepSeek's chat API in thinking mode",
+            MockProfile::Anthropic => "Anthropic's Messages API",
+            MockProfile::Responses => "OpenAI's Responses API",
             MockProfile::Lenient => "No request checks",
         }
     }
@@ -129,7 +174,7 @@ mod tests {
         }
         assert_eq!(
             "llamacpp".parse::<MockProfile>().unwrap_err().to_string(),
-            "unknown mock profile `llamacpp`; use one of: openai, llama-cpp, vllm, ollama, lenient"
+            "unknown mock profile `llamacpp`; use one of: openai, llama-cpp, vllm, ollama, deepseek, anthropic, responses, lenient"
         );
     }
 

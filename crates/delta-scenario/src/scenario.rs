@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::MockProfile;
 use crate::level::Level;
+use crate::matcher::OneOrMany;
 use crate::step::Step;
 
 /// One conformance scenario: a throw-away directory, an agent, a scripted LLM, and
@@ -33,6 +34,10 @@ pub struct Scenario<Mock = Value> {
     /// check is at level `spec`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<String>,
+    /// The sentence(s) of that seed section the checks rest on, verbatim (required with
+    /// `seed` for `spec` and `recommended` checks; docs/conformance/citations.md shows them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<OneOrMany>,
     /// The normative level of every check of the scenario, unless a step or check says
     /// otherwise. Default: `spec`. A scenario whose setup relies on a choice the spec
     /// leaves open is `extension` as a whole.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::expect::Expect;
 use crate::level::Level;
+use crate::matcher::OneOrMany;
 
 /// A command line: one string (split like a POSIX shell would, without expansions) or a
 /// list of words. Placeholders are substituted in each word after splitting.
@@ -47,6 +48,9 @@ pub struct Step {
     /// The seed section of the step's `expect` (default: the scenario's `seed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<String>,
+    /// The sentence(s) of the step's `seed` its `expect` rests on (given with `seed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<OneOrMany>,
     /// The docs/decisions.md section of an `extension` step (default: the scenario's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<String>,
@@ -118,6 +122,9 @@ pub struct NamedCheck {
     /// Its seed section (default: the step's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<String>,
+    /// The sentence(s) of its `seed` it rests on (given with `seed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<OneOrMany>,
     /// Its docs/decisions.md section (default: the step's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<String>,

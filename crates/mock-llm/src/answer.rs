@@ -1,15 +1,20 @@
-//! The answers of scripted steps: a `chat.completion` (or its stream) for a message, a
-//! scripted HTTP error, a malformed body.
+//! The answers of scripted steps: a message in the request's API (a `chat.completion`, an
+//! Anthropic `message` or a `response`, or their streams, [`crate::wire`]), a scripted
+//! HTTP error in that API's shape, a malformed body.
+
+use std::path::PathBuf;
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use delta_scenario::mock_script::{ErrorStep, MalformedStep, MessageStep, Usage};
-use serde_json::{Value, json};
+use delta_scenario::ModelApi;
+use delta_scenario::mock_script::{ErrorStep, MalformedStep, MessageStep};
+use serde_json::Value;
 
-use crate::openai_error::{error_response, error_type};
-use crate::request::ChatRequest;
-use crate::stream::{held_stream, server_sent_events};
+use crate::api_error::{api_error, error_type};
+use crate::request::ModelRequest;
+use crate::stream::held_stream;
+use crate::wire;
 
 /// `created` of every completion: a constant, so identical runs produce identical responses.
 pub const CREATED: u64 = 1_700_000_000;
@@ -20,91 +25,137 @@ pub const TOOLS_NOT_OFFERED: &str = "mock-llm (strict llama-cpp): this step call
      the request has no tool_choice, so llama-cpp-python's chatml-function-calling never \
      showed the tools to the model";
 
-/// The `chat.completion` a message step answers with, streamed when asked for.
-pub(crate) fn completion(message: &MessageStep, step: u64, request: &ChatRequest) -> Response {
-    let model = request.model.as_str();
+/// Thinking text of a model that reasons when its step gives none: Anthropic with
+/// thinking enabled and Responses reasoning models always reason.
+pub(crate) const DEFAULT_REASONING: &str = "Deciding what to do next.";
+
+/// The token counts of one answer: from the script, or counted from the request and the
+/// prompt cache (`--prompt-cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Every prompt token, the cached and cache-written ones included.
+    pub(crate) prompt: u64,
+    pub(crate) completion: u64,
+    /// Prompt tokens read from the cache.
+    pub(crate) cached: u64,
+    /// Prompt tokens written to the cache.
+    pub(crate) written: u64,
+    /// Whether the cache counted them (so the answer reports the cache's fields even when
+    /// they are 0).
+    pub(crate) from_cache: bool,
+}
+
+/// One tool call of a reply, its arguments as the text the model wrote.
+pub(crate) struct Call {
+    /// The script's id, else `None` for the API's default.
+    pub(crate) id: Option<String>,
+    pub(crate) name: String,
+    pub(crate) arguments: String,
+}
+
+impl Call {
+    /// The id: the script's, else `{prefix}{step}_{index}`.
+    pub(crate) fn id(&self, prefix: &str, step: u64, index: usize) -> String {
+        self.id
+            .clone()
+            .unwrap_or_else(|| format!("{prefix}{step}_{index}"))
+    }
+}
+
+/// A message step made concrete for one request: what every API's answer says.
+pub(crate) struct Reply<'a> {
+    pub(crate) step: u64,
+    pub(crate) model: &'a str,
+    pub(crate) content: Option<&'a str>,
+    pub(crate) calls: Vec<Call>,
+    /// In chat's words: `stop`, `tool_calls`, `length`, `content_filter`, or the script's.
+    pub(crate) finish_reason: String,
+    pub(crate) reasoning: Option<&'a str>,
+    pub(crate) redacted: Option<&'a str>,
+    pub(crate) counts: Counts,
+    /// `stream_hold_until`.
+    pub(crate) hold: Option<&'a PathBuf>,
+}
+
+/// The answer to `request` for message step `message` (number `step`), with `counts`.
+pub(crate) fn message(
+    message: &MessageStep,
+    step: u64,
+    request: &ModelRequest,
+    counts: Counts,
+) -> Response {
     let calls_tools = !message.tool_calls.is_empty();
     let content = match &message.content {
         Some(content) => Some(content.as_str()),
         None if calls_tools && !request.tools_offered => Some(TOOLS_NOT_OFFERED),
         None => None,
     };
-    let mut assistant = json!({
-        "role": "assistant",
-        "content": content,
-    });
-    if calls_tools && request.tools_offered {
-        let calls: Vec<Value> = message
+    let calls = if request.tools_offered {
+        message
             .tool_calls
             .iter()
-            .enumerate()
-            .map(|(i, call)| {
-                let arguments = call
+            .map(|call| Call {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call
                     .arguments
                     .as_ref()
-                    .map_or_else(|| "{}".to_string(), verbatim_or_json);
-                json!({
-                    "id": call.id.clone().unwrap_or_else(|| format!("call_{step}_{i}")),
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": arguments},
-                })
+                    .map_or_else(|| "{}".to_string(), verbatim_or_json),
             })
-            .collect();
-        assistant["tool_calls"] = Value::Array(calls);
-    }
+            .collect()
+    } else {
+        Vec::new()
+    };
     let finish_reason = message.finish_reason.clone().unwrap_or_else(|| {
-        if !calls_tools || !request.tools_offered {
+        if calls.is_empty() {
             "stop".to_string()
         } else {
             "tool_calls".to_string()
         }
     });
-    let usage = message.usage.unwrap_or_default();
-    let body = json!({
-        "id": format!("chatcmpl-mock-{step}"),
-        "object": "chat.completion",
-        "created": CREATED,
-        "model": model,
-        "choices": [{
-            "index": 0,
-            "message": assistant,
-            "logprobs": null,
-            "finish_reason": finish_reason,
-        }],
-        "usage": usage_json(usage),
-    });
-    if request.stream {
-        let events = server_sent_events(&body, request.include_usage);
-        let body = match &message.stream_hold_until {
-            None => Body::from(events.concat()),
-            Some(gate) => held_stream(events, gate.clone()),
-        };
-        return (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "text/event-stream")],
-            body,
-        )
-            .into_response();
+    let reply = Reply {
+        step,
+        model: &request.model,
+        content,
+        calls,
+        finish_reason,
+        reasoning: message.reasoning.as_deref(),
+        redacted: message.redacted_reasoning.as_deref(),
+        counts,
+        hold: message.stream_hold_until.as_ref(),
+    };
+    let (body, events) = match request.api {
+        ModelApi::Chat => wire::chat::answer(&reply, request),
+        ModelApi::Anthropic => wire::anthropic::answer(&reply, request),
+        ModelApi::Responses => wire::responses::answer(&reply, request),
+    };
+    match events {
+        None => (StatusCode::OK, axum::Json(body)).into_response(),
+        Some((events, held_after)) => {
+            let body = match reply.hold {
+                None => Body::from(events.concat()),
+                Some(gate) => held_stream(events, held_after, gate.clone()),
+            };
+            (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, "text/event-stream")],
+                body,
+            )
+                .into_response()
+        }
     }
-    (StatusCode::OK, axum::Json(body)).into_response()
 }
 
-fn usage_json(usage: Usage) -> Value {
-    json!({
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "total_tokens": usage.prompt_tokens.saturating_add(usage.completion_tokens),
-    })
-}
-
-/// The HTTP error an error step answers with.
-pub(crate) fn scripted_error(error: &ErrorStep, step: u64) -> Response {
+/// The HTTP error an error step answers with, in `api`'s shape unless the step gives a
+/// body.
+pub(crate) fn scripted_error(api: ModelApi, error: &ErrorStep, step: u64) -> Response {
     // Scripts built in Rust skip the parser's range check, so re-check here.
     let Some(status) = StatusCode::from_u16(error.status)
         .ok()
         .filter(|status| !status.is_informational())
     else {
-        return error_response(
+        return api_error(
+            api,
             StatusCode::INTERNAL_SERVER_ERROR,
             &format!(
                 "mock-llm: step {step} has status {}, which cannot be sent; use 200-599",
@@ -115,7 +166,8 @@ pub(crate) fn scripted_error(error: &ErrorStep, step: u64) -> Response {
         );
     };
     let mut response = match &error.body {
-        None => error_response(
+        None => api_error(
+            api,
             status,
             &format!(
                 "mock-llm: scripted error at step {step}: HTTP {}",
@@ -165,4 +217,14 @@ fn verbatim_or_json(value: &Value) -> String {
         Some(raw) => raw.to_string(),
         None => value.to_string(),
     }
+}
+
+/// `text` in two pieces (at its middle character), as streams deliver it: clients must
+/// join the pieces.
+pub(crate) fn halves(text: &str) -> [String; 2] {
+    let middle = text
+        .char_indices()
+        .nth(text.chars().count() / 2)
+        .map_or(text.len(), |(at, _)| at);
+    [text[..middle].to_owned(), text[middle..].to_owned()]
 }

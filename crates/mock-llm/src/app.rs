@@ -1,5 +1,6 @@
-//! The HTTP routes: picking a step for each chat request, recording it, and answering
-//! it ([`crate::answer`]); the model list; errors for other routes.
+//! The HTTP routes: picking a step for each model request (chat completions, Anthropic
+//! Messages, OpenAI Responses), recording it, and answering it in its API's shape
+//! ([`crate::answer`]); the model list; errors for other routes.
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -11,17 +12,18 @@ use axum::body::Bytes;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use delta_scenario::MockProfile;
+use axum::routing::{MethodRouter, get, post};
 use delta_scenario::mock_script::{Mode, Script, Step};
+use delta_scenario::{MockProfile, ModelApi};
 use serde_json::{Value, json};
 
-use crate::answer::{CREATED, completion, malformed_response, scripted_error};
+use crate::answer::{CREATED, Counts, malformed_response, message, scripted_error};
+use crate::api_error::{api_error, error_response};
+use crate::cache::PromptCache;
 use crate::listener::Connection;
 use crate::log::{Log, RecordError, RecordedRequest};
-use crate::openai_error::error_response;
-use crate::request::{ChatRequest, DEFAULT_MODEL, inspect};
-use crate::strict::StrictProfile as _;
+use crate::request::{DEFAULT_MODEL, ModelRequest, inspect};
+use crate::strict::{Credentials, StrictProfile as _, check_request};
 use crate::window::{ContextWindow, prompt_tokens};
 
 /// Agent conversations grow large; axum's 2 MiB default would reject long runs.
@@ -35,6 +37,8 @@ pub(crate) struct App {
     ends: Vec<u64>,
     log: Mutex<Log>,
     strict: Option<MockProfile>,
+    /// `--prompt-cache`: prompt tokens counted and cached as the providers do.
+    cache: Option<PromptCache>,
 }
 
 impl App {
@@ -58,7 +62,13 @@ impl App {
             ends,
             log: Mutex::new(Log::new(file, keep)),
             strict,
+            cache: None,
         }
+    }
+
+    pub(crate) fn with_prompt_cache(mut self, on: bool) -> Self {
+        self.cache = on.then(PromptCache::default);
+        self
     }
 
     pub(crate) fn with_window(mut self, window: Option<ContextWindow>) -> Self {
@@ -93,9 +103,9 @@ impl App {
 
     /// Picks the step and records the request under one lock, so the record file, the kept
     /// list and the sequential step order all agree.
-    fn record_chat(
+    fn record_request(
         &self,
-        request: &ChatRequest,
+        request: &ModelRequest,
         path: &str,
         body: Value,
         has_authorization: bool,
@@ -103,7 +113,7 @@ impl App {
         let mut log = self.lock_log();
         let step = match self.script.mode {
             Mode::Sequential => log.next_sequential(),
-            Mode::ByConversation => request.tool_messages,
+            Mode::ByConversation => request.tool_results,
         };
         log.append(Some(step), path, body, has_authorization)?;
         Ok(step)
@@ -112,8 +122,12 @@ impl App {
 
 pub(crate) fn router(app: Arc<App>) -> Router {
     Router::new()
-        .route("/v1/chat/completions", post(chat))
-        .route("/chat/completions", post(chat))
+        .route("/v1/chat/completions", route_of(ModelApi::Chat))
+        .route("/chat/completions", route_of(ModelApi::Chat))
+        .route("/v1/messages", route_of(ModelApi::Anthropic))
+        .route("/messages", route_of(ModelApi::Anthropic))
+        .route("/v1/responses", route_of(ModelApi::Responses))
+        .route("/responses", route_of(ModelApi::Responses))
         .route("/v1/models", get(models))
         .route("/models", get(models))
         .fallback(not_found)
@@ -122,18 +136,58 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-async fn chat(
-    State(app): State<Arc<App>>,
-    ConnectInfo(connection): ConnectInfo<Connection>,
+/// One request as it arrived.
+struct Arrival {
+    connection: Connection,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
-) -> Response {
-    let has_authorization = headers.contains_key(header::AUTHORIZATION);
+}
+
+/// The handler of `api`'s route: every API is served by [`serve`].
+fn route_of(api: ModelApi) -> MethodRouter<Arc<App>> {
+    post(
+        move |State(app): State<Arc<App>>,
+              ConnectInfo(connection): ConnectInfo<Connection>,
+              uri: Uri,
+              headers: HeaderMap,
+              body: Bytes| async move {
+            let arrival = Arrival {
+                connection,
+                uri,
+                headers,
+                body,
+            };
+            serve(&app, api, arrival).await
+        },
+    )
+}
+
+/// What the validators read of the headers; their values are never kept.
+fn credentials(headers: &HeaderMap) -> Credentials {
+    Credentials {
+        api_key: headers.contains_key("x-api-key"),
+        authorization: headers.contains_key(header::AUTHORIZATION),
+        anthropic_version: headers
+            .get("anthropic-version")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned),
+    }
+}
+
+async fn serve(app: &App, api: ModelApi, arrival: Arrival) -> Response {
+    let Arrival {
+        connection,
+        uri,
+        headers,
+        body,
+    } = arrival;
+    let credentials = credentials(&headers);
+    let has_authorization = credentials.api_key || credentials.authorization;
     let body_bytes = body.len();
     let (body, request) = match serde_json::from_slice::<Value>(&body) {
         Ok(value) => {
-            let request = inspect(&value);
+            let request = inspect(api, &value);
             (value, request)
         }
         Err(err) => (
@@ -142,7 +196,7 @@ async fn chat(
         ),
     };
     if let Some(profile) = app.strict
-        && let Err(rejection) = profile.check(&body)
+        && let Err(rejection) = check_request(profile, api, &credentials, &body)
     {
         if let Err(err) = app.record_rejected(uri.path(), body, has_authorization) {
             return err.into_response();
@@ -160,7 +214,8 @@ async fn chat(
             if let Err(err) = app.record_rejected(uri.path(), body, has_authorization) {
                 return err.into_response();
             }
-            return error_response(
+            return api_error(
+                api,
                 StatusCode::BAD_REQUEST,
                 &reason,
                 "invalid_request_error",
@@ -170,27 +225,50 @@ async fn chat(
     };
     if let Some(rejection) = app
         .window
-        .and_then(|window| window.reject(prompt_tokens(body_bytes)))
+        .and_then(|window| window.reject(api, prompt_tokens(body_bytes)))
     {
         if let Err(err) = app.record_rejected(uri.path(), body, has_authorization) {
             return err.into_response();
         }
         return rejection;
     }
-    let step = match app.record_chat(&request, uri.path(), body, has_authorization) {
+    let cached = app
+        .cache
+        .as_ref()
+        .map(|cache| cache.look_up(api, &request.model, &body));
+    let step = match app.record_request(&request, uri.path(), body, has_authorization) {
         Ok(step) => step,
         Err(err) => return err.into_response(),
     };
     let Some(entry) = app.entry(step) else {
-        return exhausted(&app, step, &request);
+        return exhausted(app, step, &request);
     };
     let delay = entry.delay_ms();
     if delay > 0 {
         tokio::time::sleep(Duration::from_millis(delay)).await;
     }
     match entry {
-        Step::Message(message) => completion(message, step, &request),
-        Step::Error(error) => scripted_error(error, step),
+        Step::Message(step_message) => {
+            let usage = step_message.usage.unwrap_or_default();
+            let counts = match cached {
+                Some(cached) => Counts {
+                    prompt: cached.prompt,
+                    completion: usage.completion_tokens,
+                    cached: cached.read,
+                    written: cached.written,
+                    from_cache: true,
+                },
+                None => Counts {
+                    prompt: usage.prompt_tokens,
+                    completion: usage.completion_tokens,
+                    cached: usage.cached_tokens,
+                    written: usage.cache_write_tokens,
+                    from_cache: false,
+                },
+            };
+            message(step_message, step, &request, counts)
+        }
+        Step::Error(error) => scripted_error(api, error, step),
         Step::DropConnection(_) => {
             connection.drop_now();
             // Never written: the connection fails its next write and is closed.
@@ -200,17 +278,25 @@ async fn chat(
     }
 }
 
-fn exhausted(app: &App, step: u64, request: &ChatRequest) -> Response {
+fn exhausted(app: &App, step: u64, request: &ModelRequest) -> Response {
     let why = match app.script.mode {
         Mode::Sequential => format!("request number {} in arrival order", step + 1),
-        Mode::ByConversation => format!("it holds {} tool message(s)", request.tool_messages),
+        Mode::ByConversation => {
+            let results = match request.api {
+                ModelApi::Chat => "tool message(s)",
+                ModelApi::Anthropic => "tool_result block(s)",
+                ModelApi::Responses => "function_call_output item(s)",
+            };
+            format!("it holds {} {results}", request.tool_results)
+        }
     };
     let has = match app.script.len() {
         0 => "no steps".to_string(),
         1 => "only 1 step (step 0)".to_string(),
         steps => format!("only {steps} steps (0 to {})", steps - 1),
     };
-    error_response(
+    api_error(
+        request.api,
         StatusCode::INTERNAL_SERVER_ERROR,
         &format!(
             "mock-llm: script exhausted: this request needs step {step} ({why}), \
@@ -234,8 +320,9 @@ async fn models(State(app): State<Arc<App>>) -> Response {
     axum::Json(json!({"object": "list", "data": data})).into_response()
 }
 
-const ROUTES_HINT: &str = "mock-llm serves POST /v1/chat/completions, POST /chat/completions, \
-                           GET /v1/models and GET /models";
+const ROUTES_HINT: &str = "mock-llm serves POST /v1/chat/completions, POST /v1/messages, \
+                           POST /v1/responses (each also without /v1), GET /v1/models and \
+                           GET /models";
 
 async fn not_found(method: Method, uri: Uri) -> Response {
     error_response(

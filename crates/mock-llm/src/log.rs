@@ -10,7 +10,7 @@ use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::openai_error::error_response;
+use crate::api_error::error_response;
 
 /// One chat request as recorded (one JSON line of the `--record` file).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -28,21 +28,23 @@ SCRIPT FORMAT (YAML, or JSON when the file name ends in .json):
           - {name: cat, arguments: '{\"p\": '}  # string: sent verbatim
         usage: {prompt_tokens: 120, completion_tokens: 30}
         finish_reason: tool_calls  # default: tool_calls, or stop
+        reasoning: I should look.  # thinking block / reasoning item
     - error: {status: 429, retry_after: 2}  # body: string or object
     - drop_connection:           # close the socket without answering
     - malformed: {body: oops}    # 200 with a body that is no completion
     - message: {content: Done., delay_ms: 50, repeat: 3}
 
 delay_ms and repeat work on every step. sequential: the N-th request
-gets step N (from 0). by_conversation: a request holding N `tool`
-messages gets step N. Past the last step: HTTP 500 \"mock-llm: script
-exhausted: ...\". Reference: the mock-llm README and
-schemas/mock-script.schema.json.";
+gets step N (from 0). by_conversation: a request holding N tool
+results gets step N. One script serves chat completions, Anthropic
+Messages and OpenAI Responses, each answered in its own shape.
+Past the last step: HTTP 500 \"mock-llm: script exhausted: ...\".
+Reference: the mock-llm README and schemas/mock-script.schema.json.";
 
-/// A scripted OpenAI-compatible chat-completions server.
+/// A scripted model server: OpenAI chat completions, Anthropic Messages, OpenAI Responses.
 ///
-/// Serves POST /v1/chat/completions and GET /v1/models (also without /v1), answering
-/// from a script. Prints the bound port alone on the first line of stdout, then serves
+/// Serves POST /v1/chat/completions, POST /v1/messages, POST /v1/responses and GET
+/// /v1/models (also without /v1), answering from a script. Prints the bound port alone on the first line of stdout, then serves
 /// until SIGINT or SIGTERM.
 #[derive(Debug, Parser)]
 #[command(name = "mock-llm", version, after_long_help = SCRIPT_HELP)]
@@ -56,12 +58,13 @@ struct Cli {
     /// Address to listen on.
     #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     host: IpAddr,
-    /// Write each chat request to FILE as one JSON line (FILE is created or truncated);
-    /// the Authorization header's value is never written.
+    /// Write each model request to FILE as one JSON line (FILE is created or truncated);
+    /// the values of the Authorization and x-api-key headers are never written.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
-    /// Validate every chat request as this server does and refuse what it refuses, with
-    /// its status and error body: openai, llama-cpp, vllm or ollama.
+    /// Validate every request as this service does and refuse what it refuses, with its
+    /// status and error body: openai, llama-cpp, vllm, ollama, deepseek (chat
+    /// completions), anthropic (Messages) or responses (OpenAI Responses).
     #[arg(long, value_name = "PROFILE", value_parser = mock_llm::strict_profile)]
     strict: Option<MockProfile>,
     /// Answer requests over N tokens (body bytes / 4, rounded up) with HTTP 400 and a
@@ -77,6 +80,10 @@ struct Cli {
         requires = "context_window"
     )]
     context_error: OverflowShape,
+    /// Count each prompt's tokens and report the part a provider's prefix cache would
+    /// hold, as each API reports cached tokens (instead of the script's prompt_tokens).
+    #[arg(long)]
+    prompt_cache: bool,
 }
 
 /// A failure, already rendered, with its exit code.
@@ -118,6 +125,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             tokens,
             shape: cli.context_error,
         }),
+        prompt_cache: cli.prompt_cache,
     };
     let server = MockServer::start_with(script, options).map_err(|err| Failure {
         code: match err {

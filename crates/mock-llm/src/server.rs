@@ -37,6 +37,9 @@ pub struct ServerOptions {
     pub strict: Option<MockProfile>,
     /// Reject requests over this window with a context-length error. Default: none.
     pub context_window: Option<ContextWindow>,
+    /// Count the prompt's tokens and report the part a provider's prefix cache would hold,
+    /// as each API reports it. Default: off (the script's usage is reported).
+    pub prompt_cache: bool,
 }
 
 impl Default for ServerOptions {
@@ -47,6 +50,7 @@ impl Default for ServerOptions {
             keep_requests: true,
             strict: None,
             context_window: None,
+            prompt_cache: false,
         }
     }
 }
@@ -128,7 +132,8 @@ impl MockServer {
         };
         let app = Arc::new(
             App::new(script, file, options.keep_requests, options.strict)
-                .with_window(options.context_window),
+                .with_window(options.context_window)
+                .with_prompt_cache(options.prompt_cache),
         );
         let (stop, stopped) = watch::channel(false);
         let routes = router(Arc::clone(&app));

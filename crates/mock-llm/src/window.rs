@@ -6,7 +6,10 @@ use std::str::FromStr;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use delta_scenario::ModelApi;
 use serde_json::json;
+
+use crate::api_error::anthropic_body;
 
 /// Bytes of request body the mock counts as one token: a tokenizer's average on English
 /// and JSON, applied to the whole body so the count needs no model.
@@ -83,13 +86,25 @@ impl FromStr for OverflowShape {
 }
 
 impl ContextWindow {
-    /// The error for a request of `prompt` tokens, when it is over the window.
-    pub(crate) fn reject(&self, prompt: u64) -> Option<Response> {
+    /// The error for a request of `prompt` tokens to `api`, when it is over the window:
+    /// `shape`'s for chat completions, OpenAI's for Responses (its `param` is `input`),
+    /// and Anthropic's `prompt is too long: N tokens > M maximum` [exact] (digest A5,
+    /// OBS:66513829784) for Messages.
+    pub(crate) fn reject(&self, api: ModelApi, prompt: u64) -> Option<Response> {
         if prompt <= self.tokens {
             return None;
         }
         let window = self.tokens;
-        let body = match self.shape {
+        let shape = match api {
+            ModelApi::Chat => self.shape,
+            ModelApi::Responses => OverflowShape::OpenAi,
+            ModelApi::Anthropic => {
+                let message = format!("prompt is too long: {prompt} tokens > {window} maximum");
+                let body = anthropic_body("invalid_request_error", &message);
+                return Some((StatusCode::BAD_REQUEST, axum::Json(body)).into_response());
+            }
+        };
+        let body = match shape {
             OverflowShape::OpenAi => json!({"error": {
                 "message": format!("This model's maximum context length is {window} tokens. However, your messages resulted in {prompt} tokens. Please reduce the length of the messages."),
                 "type": "invalid_request_error",

@@ -29,9 +29,9 @@ pub(super) struct Filters {
     /// Leave out scenarios with this tag (repeatable), e.g. `slow`.
     #[arg(long, value_name = "TAG")]
     exclude_tag: Vec<String>,
-    /// Only scenarios whose name contains this text.
+    /// Only scenarios whose name contains this text (repeatable: any of them).
     #[arg(long, value_name = "NAME")]
-    filter: Option<String>,
+    filter: Vec<String>,
 }
 
 impl Filters {
@@ -40,7 +40,7 @@ impl Filters {
         Selection {
             tags: self.tag.clone(),
             exclude_tags: self.exclude_tag.clone(),
-            filter: self.filter.clone(),
+            filters: self.filter.clone(),
             level,
         }
     }

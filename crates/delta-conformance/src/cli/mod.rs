@@ -1,10 +1,11 @@
-//! The `delta-conformance` command line: `run`, `matrix`, `validate` and `list`, a module
-//! each with its arguments and its command. [`run`] parses and dispatches; a command
-//! prints its report and returns its exit code (0 success, 1 failed scenarios or
-//! violations), a [`Fatal`] is a usage or setup error (exit code 2) that the binary
-//! prints once ([`report`]).
+//! The `delta-conformance` command line: `run`, `matrix`, `validate`, `list` and
+//! `citations`, a module each with its arguments and its command. [`run`] parses and
+//! dispatches; a command prints its report and returns its exit code (0 success, 1 failed
+//! scenarios or violations), a [`Fatal`] is a usage or setup error (exit code 2) that the
+//! binary prints once ([`report`]).
 
 mod args;
+mod citations;
 mod list;
 mod matrix;
 mod output;
@@ -39,6 +40,9 @@ enum Cmd {
     Validate(validate::ValidateArgs),
     /// List the scenarios with their tags and seed references.
     List(list::ListArgs),
+    /// Write the table of what each check rests on (its seed section and the quoted
+    /// sentence); with --seeds, check every quote against the seed texts.
+    Citations(citations::CitationsArgs),
 }
 
 /// Parses the command line and runs its command.
@@ -52,5 +56,6 @@ pub fn run() -> Result<u8, Fatal> {
         Cmd::Matrix(args) => matrix::matrix(args),
         Cmd::Validate(args) => validate::validate_files(&args),
         Cmd::List(args) => list::list(&args),
+        Cmd::Citations(args) => citations::citations(&args),
     }
 }

@@ -19,6 +19,7 @@ use std::time::Instant;
 pub use self::config::{API_KEY, RunnerConfig};
 use self::outcome::{setup_check, setup_failure};
 use self::setup::Scene;
+pub use self::teardown::TEARDOWN;
 use crate::report::{CheckResult, Failure, ScenarioResult, Status};
 use crate::scenario::{LoadedScenario, SESSIONS_PROGRAM, Scenario};
 

@@ -7,7 +7,7 @@ use crate::scenario::{CheckInfo, Level, Scenario, ScenarioChecks as _};
 
 /// The `setup` check, failed: nothing of the scenario could run.
 pub(super) fn setup_check(scenario: &Scenario, failure: Failure) -> CheckResult {
-    let info = scenario.runner_check("setup".to_string(), Level::Spec, "-");
+    let info = scenario.runner_check("setup".to_string(), Level::Spec, "-", &[]);
     CheckResult {
         id: info.id,
         level: info.level,

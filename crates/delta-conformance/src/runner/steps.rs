@@ -52,8 +52,9 @@ pub(super) async fn run_all(
             push(info, mismatches);
         }
         for (check, mismatches) in findings.runner {
-            let (level, seed) = check.level();
-            let info = scenario.runner_check(format!("{step_id}/{}", check.name()), level, seed);
+            let (level, seed, quote) = check.citation();
+            let id = format!("{step_id}/{}", check.name());
+            let info = scenario.runner_check(id, level, seed, quote);
             push(info, mismatches);
         }
     }

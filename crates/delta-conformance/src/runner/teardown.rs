@@ -12,15 +12,24 @@ use crate::exec::{self, Invocation};
 use crate::matcher::Mismatch;
 use crate::reap;
 use crate::report::{CheckResult, CheckStatus};
-use crate::scenario::{CanaryState, CheckInfo, Level, Scenario, ScenarioChecks as _};
+use crate::scenario::{CanaryState, Level, Scenario, ScenarioChecks as _};
 use crate::vars::Vars;
+
+/// The level, section and sentence of the `teardown` check: `end` terminates a session,
+/// so nothing of it is left running.
+pub const TEARDOWN: (Level, &str, &[&str]) = (
+    Level::Spec,
+    "000 §2.3.2",
+    &["Command 3: end - Terminate Session"],
+);
 
 /// The `teardown` check of a scenario that used the sessions implementation: its
 /// sessions ended, nothing is left running.
 pub(super) async fn sessions(scenario: &Scenario, scene: &Scene) -> Option<CheckResult> {
     let sessions = scene.sessions.as_deref()?;
     end_sessions(sessions, &scene.dirs, &scene.env).await;
-    let info = scenario.runner_check("teardown".to_string(), Level::Spec, "000 §2.3.2");
+    let (level, seed, quote) = TEARDOWN;
+    let info = scenario.runner_check("teardown".to_string(), level, seed, quote);
     let left = reap_leftovers(&scene.dirs).await;
     Some(checked(info, "teardown", left.into_iter().collect()))
 }
@@ -34,12 +43,7 @@ pub(super) fn canaries(
     if scenario.canaries.is_empty() {
         return None;
     }
-    let level = scenario.level();
-    let info = scenario.runner_check("canaries".to_string(), level, "-");
-    let info = CheckInfo {
-        reference: scenario.seed.clone().or(info.reference),
-        ..info
-    };
+    let info = scenario.canaries_check();
     // A damaged canary is worth reporting even after a failed step: it is the evidence
     // of an injection. Whether one meant to be destroyed was is only known once every
     // step has run.

@@ -48,7 +48,8 @@ const PASSING: &str = r#"
 name: passing
 description: every matcher holds
 tags: [mechanics]
-seed: none
+seed: "002 §4.3"
+quote: the sentence the check rests on
 agent: empty
 files:
   - path: "{workspace}/in.txt"
@@ -89,7 +90,8 @@ const FAILING: &str = r#"
 name: failing
 description: a stdout mismatch in the second step; the third runs anyway, the fourth needs the second
 tags: [mechanics]
-seed: none
+seed: "002 §4.3"
+quote: the sentence the check rests on
 steps:
   - exec: ['echo first']
     expect: {exit: 0}
@@ -108,7 +110,8 @@ const TIMEOUT: &str = r#"
 name: timeout
 description: a step past its time limit is killed
 tags: [mechanics, slow]
-seed: none
+seed: "002 §4.3"
+quote: the sentence the check rests on
 steps:
   - exec: ['sleep 30']
     timeout_secs: 1
@@ -119,7 +122,8 @@ const SKIPPED: &str = r#"
 name: skipped
 description: needs a program that does not exist
 tags: [mechanics]
-seed: none
+seed: "002 §4.3"
+quote: the sentence the check rests on
 requires: [no-such-program-for-delta-conformance]
 steps:
   - exec: ['true']
@@ -197,7 +201,7 @@ fn outcomes_of_each_mechanism_in_the_json_report() {
     .collect();
     assert_eq!(checks, expected);
     assert_eq!(failing["checks"][0]["level"], "spec");
-    assert_eq!(failing["checks"][0]["reference"], "none");
+    assert_eq!(failing["checks"][0]["reference"], "002 §4.3");
 
     let timeout = status("timeout");
     assert_eq!(
@@ -227,7 +231,8 @@ fn a_destroyed_canary_that_should_be_intact_fails_the_scenario() {
 name: canary
 description: the canary must survive but is deleted
 tags: [mechanics]
-seed: none
+seed: "002 §4.3"
+quote: the sentence the check rests on
 canaries:
   - path: "{tmp}/c"
     expect: intact
@@ -239,10 +244,10 @@ steps:
     let output = run_with_sh(dir.path(), &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1));
-    assert!(stdout.contains("FAIL  canary [none]"), "{stdout}");
+    assert!(stdout.contains("FAIL  canary [002 §4.3]"), "{stdout}");
     assert!(
         stdout.contains(
-            "      canaries [spec: none]\n        canaries: expected canary {tmp}/c is intact"
+            "      canaries [spec: 002 §4.3]\n        canaries: expected canary {tmp}/c is intact"
         ),
         "{stdout}"
     );
@@ -255,13 +260,13 @@ fn text_output_shows_failures_and_the_kept_directory() {
     let output = run_with_sh(dir.path(), &["--keep", "--tag", "mechanics"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("FAIL  failing [none]"), "{stdout}");
+    assert!(stdout.contains("FAIL  failing [002 §4.3]"), "{stdout}");
     assert!(
-        stdout.contains("      step-2 [spec: none]\n        step 2 (echo nope): expected stdout equals \"yes\\n\"\n          observed: \"nope\\n\"\n"),
+        stdout.contains("      step-2 [spec: 002 §4.3]\n        step 2 (echo nope): expected stdout equals \"yes\\n\"\n          observed: \"nope\\n\"\n"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("      step-4 [spec: none] blocked by step-2\n"),
+        stdout.contains("      step-4 [spec: 002 §4.3] blocked by step-2\n"),
         "{stdout}"
     );
     let kept = stdout
@@ -355,6 +360,7 @@ name: levels
 description: one check of each level; the extension one fails
 tags: [mechanics]
 seed: "002 §4.3"
+quote: the sentence the check rests on
 steps:
   - exec: ['echo out; exit 1']
     expect: {exit: 1}
@@ -362,6 +368,7 @@ steps:
       - id: words
         level: recommended
         seed: "002 §4.1"
+        quote: the sentence the check rests on
         expect: {stdout: {equals: out}}
       - id: ours
         level: extension
@@ -401,6 +408,7 @@ name: expand
 description: a tool-expand step, whose command an adapter respells
 tags: [mechanics]
 seed: "003 §6.1"
+quote: the sentence the check rests on
 steps:
   - tool-expand: [agent.yaml]
     expect: {stdout: {equals: "respelt agent.yaml"}}

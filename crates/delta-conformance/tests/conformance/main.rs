@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod broken;
+mod citations;
 mod cli;
 mod schema;
 mod sessions;

@@ -95,6 +95,7 @@ const STEPS: &str = r#"
 name: steps
 description: sessions steps against the fake
 seed: "000 §2.3.2"
+quote: the sentence the check rests on
 tags: [sessions]
 steps:
   - sessions: start
@@ -140,6 +141,7 @@ fn scenarios_needing_sessions_are_reported_not_run_without_an_implementation() {
 name: needs-program
 description: an agent whose tools run delta-sessions
 seed: "000 §2.3.2"
+quote: the sentence the check rests on
 requires: [delta-sessions]
 steps:
   - shell: "true"
@@ -148,6 +150,7 @@ steps:
 name: has-step
 description: a sessions step
 seed: "000 §2.3.2"
+quote: the sentence the check rests on
 steps:
   - sessions: list
 "#;
@@ -155,6 +158,7 @@ steps:
 name: plain
 description: needs nothing
 seed: "000 §2.3.2"
+quote: the sentence the check rests on
 steps:
   - shell: "! command -v delta-sessions"
 "#;
@@ -229,7 +233,7 @@ esac
 fn teardown_ends_running_sessions_and_fails_a_scenario_that_leaves_processes() {
     let scenario_yaml = |name: &str, end: &str| {
         format!(
-            "name: {name}\ndescription: a session left running\nseed: \"000 §2.3.2\"\nenv: {{FAKE_END: {end}}}\n\
+            "name: {name}\ndescription: a session left running\nseed: \"000 §2.3.2\"\nquote: Terminate Session\nenv: {{FAKE_END: {end}}}\n\
              steps:\n  - sessions: start\n    expect: {{exit: 0}}\n"
         )
     };

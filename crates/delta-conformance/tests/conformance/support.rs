@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
@@ -144,6 +145,23 @@ pub fn run_suite_with(runner: &Path, implementation: &str, extra: &[&str]) -> Su
         report,
         code: output.status.code(),
     }
+}
+
+/// Suite runs that several tests read, each made once per test binary: a test that needs
+/// one another test is making waits for it instead of running the suite again.
+pub fn shared_run(key: &str, run: impl FnOnce() -> SuiteRun) -> Arc<SuiteRun> {
+    type Cells = BTreeMap<String, Arc<OnceLock<Arc<SuiteRun>>>>;
+    static RUNS: OnceLock<Mutex<Cells>> = OnceLock::new();
+    let cell = {
+        let mut runs = RUNS.get_or_init(Mutex::default).lock().unwrap();
+        Arc::clone(runs.entry(key.to_string()).or_default())
+    };
+    Arc::clone(cell.get_or_init(|| Arc::new(run())))
+}
+
+/// The whole suite against the workspace's `delta`, run once for every test that reads it.
+pub fn real_run() -> Arc<SuiteRun> {
+    shared_run("delta", || run_suite(&quoted(&sibling("delta")), &[]))
 }
 
 /// The shell-quoted path, for an `--impl` command line.

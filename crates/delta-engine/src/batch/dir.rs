@@ -5,14 +5,18 @@
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io::Write;
+use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 
+use nix::fcntl::{Flock, FlockArg};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::BatchError;
 use super::tasks::Task;
 use crate::run::{Metadata, RunStatus};
+use crate::secrets::Redactor;
 
 /// `batch.json`: what the batch was asked to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,13 +100,72 @@ impl TaskResult {
         }
     }
 
+    /// The result of a task the driver gave up on without its run reaching an end: its
+    /// child kept being refused, or could not be started (`run` is its run, when one
+    /// was created). `error.type` is `BatchTaskError`.
+    #[must_use]
+    pub fn gave_up(
+        id: &str,
+        run: Option<&Metadata>,
+        exit_code: Option<i32>,
+        message: String,
+        details: Option<String>,
+    ) -> Self {
+        let mut error = serde_json::json!({"type": TASK_ERROR, "message": message});
+        if let Some(details) = details {
+            error["details"] = Value::String(details);
+        }
+        match run {
+            Some(metadata) => Self {
+                error: Some(error),
+                ..Self::from_metadata(metadata, exit_code)
+            },
+            None => Self {
+                id: id.to_owned(),
+                status: RunStatus::Failed.to_string(),
+                result: None,
+                usage: serde_json::json!({}),
+                cost_usd: 0.0,
+                duration_ms: 0,
+                iterations: 0,
+                error: Some(error),
+                exit_code,
+            },
+        }
+    }
+
+    /// Whether `self` records the same end of the same run as `other` (the exit code of
+    /// whichever process saw it aside).
+    #[must_use]
+    pub fn same_end(&self, other: &TaskResult) -> bool {
+        Self {
+            exit_code: None,
+            ..self.clone()
+        } == Self {
+            exit_code: None,
+            ..other.clone()
+        }
+    }
+
     /// Input plus output tokens.
     #[must_use]
     pub fn tokens(&self) -> (u64, u64) {
-        let get = |key: &str| self.usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-        (get("input_tokens"), get("output_tokens"))
+        (self.count("input_tokens"), self.count("output_tokens"))
+    }
+
+    /// Input tokens the provider read from its cache (part of the input tokens).
+    #[must_use]
+    pub fn cached_input_tokens(&self) -> u64 {
+        self.count("cached_input_tokens")
+    }
+
+    fn count(&self, key: &str) -> u64 {
+        self.usage.get(key).and_then(Value::as_u64).unwrap_or(0)
     }
 }
+
+/// `error.type` of a task the driver gave up on ([`TaskResult::gave_up`]).
+pub const TASK_ERROR: &str = "BatchTaskError";
 
 /// `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -117,6 +180,10 @@ pub struct Summary {
     pub input_tokens: u64,
     /// Output tokens over the finished tasks.
     pub output_tokens: u64,
+    /// Input tokens the provider read from its cache, over the finished tasks (part of
+    /// `input_tokens`; left out when none were).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
     /// Estimated cost over the finished tasks, US dollars.
     pub cost_usd: f64,
     /// Median task duration (ms), over finished tasks.
@@ -180,31 +247,54 @@ impl BatchDir {
     /// Reads `batch.json`.
     ///
     /// # Errors
-    /// When it is missing or unreadable.
+    /// [`BatchError::NotABatch`] when it is missing, else when it is unreadable.
     pub fn read_manifest(&self) -> Result<Manifest, BatchError> {
-        read_json(&self.manifest_path())
+        let read = read_json(&self.manifest_path());
+        if let Err(BatchError::Io { source, .. }) = &read
+            && source.kind() == std::io::ErrorKind::NotFound
+        {
+            return Err(BatchError::NotABatch {
+                dir: self.root.clone(),
+                exists: self.root.is_dir(),
+            });
+        }
+        read
     }
 
-    /// Writes `batch.json` (replaced atomically).
+    /// Writes `batch.json` (replaced atomically), with every task's secrets masked
+    /// ([`Task::redactor`]): a key given in a task's `env` stays in the task file the
+    /// user wrote, and reaches no file of the batch.
     ///
     /// # Errors
     /// I/O errors.
     pub fn write_manifest(&self, manifest: &Manifest) -> Result<(), BatchError> {
-        write_json(&self.manifest_path(), manifest)
+        let bytes = serde_json::to_vec_pretty(manifest).map_err(|e| BatchError::Corrupt {
+            path: self.manifest_path(),
+            problem: e.to_string(),
+        })?;
+        let redactor = manifest
+            .tasks
+            .iter()
+            .fold(Redactor::default(), |all, task| {
+                let agent = task.agent.as_deref().unwrap_or(&manifest.agent);
+                all.union(&task.redactor(&self.workspace(&task.id), agent))
+            });
+        write_atomic(&self.manifest_path(), &redactor.redact_bytes(&bytes))
     }
 
-    /// Appends one line to `results.jsonl` (see [`append_line`]).
+    /// Appends one line to `results.jsonl` ([`append_jsonl`]).
     ///
     /// # Errors
     /// I/O errors.
     pub fn append_result(&self, result: &TaskResult) -> Result<(), BatchError> {
-        append_line(&self.results_path(), result)
+        append_jsonl(&self.results_path(), result)
     }
 
-    /// The latest result of each task, by id (a torn or foreign line is skipped).
+    /// The latest result of each task, by id ([`read_jsonl`]: a torn last line or a
+    /// foreign line is skipped).
     #[must_use]
     pub fn results(&self) -> BTreeMap<String, TaskResult> {
-        read_lines::<TaskResult>(&self.results_path())
+        read_jsonl::<TaskResult>(&self.results_path())
             .into_iter()
             .map(|result| (result.id.clone(), result))
             .collect()
@@ -227,39 +317,6 @@ impl BatchDir {
     }
 }
 
-/// Appends `value` as one JSON line to `path` with one `write(2)`, so concurrent writers
-/// (array tasks on other nodes included) never interleave lines.
-///
-/// # Errors
-/// I/O errors.
-pub fn append_line<T: Serialize>(path: &Path, value: &T) -> Result<(), BatchError> {
-    let mut line = serde_json::to_vec(value).map_err(|e| BatchError::Corrupt {
-        path: path.to_path_buf(),
-        problem: e.to_string(),
-    })?;
-    line.push(b'\n');
-    let io = |source| BatchError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(io)?;
-    file.write_all(&line).map_err(io)
-}
-
-/// The lines of the JSON Lines file at `path` that parse as `T`, in order (a torn or
-/// foreign line is skipped; a missing file has none).
-#[must_use]
-pub fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
-        .filter_map(|line| serde_json::from_str::<T>(line).ok())
-        .collect()
-}
-
 /// Whether a run in `status` is done for the batch: COMPLETED, or ended in a way a
 /// re-run does not retry.
 #[must_use]
@@ -272,6 +329,7 @@ pub fn is_completed(metadata: &Metadata) -> bool {
 pub fn summarize(manifest: &Manifest, results: &BTreeMap<String, TaskResult>) -> Summary {
     let mut by_status = BTreeMap::new();
     let (mut input_tokens, mut output_tokens, mut cost_usd) = (0, 0, 0.0);
+    let mut cached_input_tokens = 0;
     let mut durations = Vec::new();
     let mut finished = 0;
     for task in &manifest.tasks {
@@ -283,6 +341,7 @@ pub fn summarize(manifest: &Manifest, results: &BTreeMap<String, TaskResult>) ->
         let (input, output) = result.tokens();
         input_tokens += input;
         output_tokens += output;
+        cached_input_tokens += result.cached_input_tokens();
         cost_usd += result.cost_usd;
         durations.push(result.duration_ms);
     }
@@ -293,10 +352,15 @@ pub fn summarize(manifest: &Manifest, results: &BTreeMap<String, TaskResult>) ->
         pending: manifest.tasks.len() - finished,
         input_tokens,
         output_tokens,
+        cached_input_tokens,
         cost_usd,
         p50_duration_ms: percentile(&durations, 50),
         p95_duration_ms: percentile(&durations, 95),
     }
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// The nearest-rank percentile of sorted `values` (0 when empty).
@@ -312,7 +376,7 @@ pub(crate) fn percentile(values: &[u64], p: usize) -> u64 {
 ///
 /// # Errors
 /// When it is missing, unreadable or not a `T`.
-pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, BatchError> {
+pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, BatchError> {
     let bytes = std::fs::read(path).map_err(|source| BatchError::Io {
         path: path.to_path_buf(),
         source,
@@ -333,6 +397,62 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Bat
         problem: e.to_string(),
     })?;
     write_atomic(path, &bytes)
+}
+
+/// Appends `value` as one line to the JSON Lines file at `path` (created), with one
+/// `write(2)`, so that concurrent writers (array tasks on other nodes included) never
+/// interleave lines. Under an exclusive `flock(2)` of the file, a torn last line that a
+/// crash left (no newline; see [`crate::journal::parse_jsonl`]) is cut off first, as a
+/// journal's is, so that the new line starts on a line of its own instead of extending
+/// the fragment into a line nobody can read.
+///
+/// # Errors
+/// I/O errors, naming the file.
+pub fn append_jsonl<T: Serialize>(path: &Path, value: &T) -> Result<(), BatchError> {
+    let mut line = serde_json::to_vec(value).map_err(|e| BatchError::Corrupt {
+        path: path.to_path_buf(),
+        problem: e.to_string(),
+    })?;
+    line.push(b'\n');
+    let io = |source| BatchError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io)?;
+    // Held for the few writes below only; the kernel drops it if this process dies.
+    let mut file = Flock::lock(file, FlockArg::LockExclusive)
+        .map_err(|(_, errno)| io(std::io::Error::from(errno)))?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut last = [0u8; 1];
+    if len > 0 && file.read_at(&mut last, len - 1).map_err(io)? == 1 && last[0] != b'\n' {
+        let bytes =
+            crate::run::read_regular_file(path, crate::run::MAX_JOURNAL_BYTES).map_err(io)?;
+        let read = crate::journal::parse_jsonl::<serde::de::IgnoredAny>(&bytes);
+        if let Some(tail) = read.torn_tail {
+            file.set_len(tail.offset).map_err(io)?;
+        }
+    }
+    file.write_all(&line).map_err(io)
+}
+
+/// The values of the JSON Lines file at `path`, in order; a missing or unreadable file
+/// reads as empty. Lines that are not a `T` (damage, another program's lines) and a torn
+/// last line are skipped: what a reader of a batch's progress needs is every intact
+/// record.
+#[must_use]
+pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Vec<T> {
+    let bytes =
+        crate::run::read_regular_file(path, crate::run::MAX_JOURNAL_BYTES).unwrap_or_default();
+    crate::journal::parse_jsonl::<T>(&bytes)
+        .lines
+        .into_iter()
+        .filter_map(|line| line.value.ok())
+        .collect()
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BatchError> {

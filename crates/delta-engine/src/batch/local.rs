@@ -1,6 +1,9 @@
 //! The local executor: `--jobs N` tasks at a time on this machine, each a child `delta`.
 //! SIGINT or SIGTERM stops launching and is passed on, once, to every running task, whose
-//! run ends INTERRUPTED and resumable; the next `delta batch run` picks it up.
+//! run ends INTERRUPTED and resumable; the next `delta batch run` picks it up. A task
+//! that is not in a child at that moment (backing off, waiting for another owner,
+//! copying its workspace) stops at once. A result that cannot be recorded (a full disk)
+//! stops launching too: the tasks left stay pending for the next `delta batch run`.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -17,6 +20,7 @@ use super::dir::{BatchDir, Manifest, TaskResult};
 use super::runner::TaskRunner;
 use super::tasks::Task;
 use super::{BatchError, pending};
+use crate::engine::{Shutdown, ShutdownTrigger, StopSignal};
 
 /// Where a batch stands, for a progress display.
 #[derive(Debug, Clone, Copy)]
@@ -38,8 +42,8 @@ pub trait BatchObserver<R = TaskResult> {
     fn started(&mut self, todo: usize, total: usize);
     /// A task finished.
     fn finished(&mut self, result: &R, progress: Progress);
-    /// A task could not be driven.
-    fn failed(&mut self, task: &str, error: &BatchError);
+    /// A task could not be driven (its result could not be recorded).
+    fn failed(&mut self, task: &str, error: BatchError);
     /// Launching stopped: a signal, or the batch's cost budget.
     fn stopping(&mut self, why: &str);
 }
@@ -66,12 +70,14 @@ pub trait Drive: Clone + Send + Sync + 'static {
     /// The unit's id, for the observer and the children's pids.
     fn id(unit: &Self::Unit) -> String;
     /// Drives `unit` to its end; `on_child` learns the pid of each child it starts (and
-    /// `None` once it is gone), so that a Ctrl-C reaches it.
+    /// `None` once it is gone), so that a Ctrl-C reaches it; `stop` ends its waits and
+    /// starts no new child. `None`: stopped before the unit had an end to record.
     fn drive(
         &self,
         unit: Self::Unit,
         on_child: Box<dyn Fn(Option<u32>) + Send + Sync>,
-    ) -> impl Future<Output = Result<Self::Done, BatchError>> + Send;
+        stop: Shutdown,
+    ) -> impl Future<Output = Result<Option<Self::Done>, BatchError>> + Send;
 }
 
 /// The batch's tasks as units of the pool.
@@ -93,8 +99,11 @@ impl Drive for BatchTasks {
         &self,
         unit: Task,
         on_child: Box<dyn Fn(Option<u32>) + Send + Sync>,
-    ) -> Result<TaskResult, BatchError> {
-        self.runner.drive(&unit, self.retries, on_child).await
+        stop: Shutdown,
+    ) -> Result<Option<TaskResult>, BatchError> {
+        self.runner
+            .drive(&unit, self.retries, on_child, &stop)
+            .await
     }
 }
 
@@ -111,29 +120,48 @@ pub fn run_local(
     observer: &mut dyn BatchObserver,
 ) -> Result<LocalOutcome, BatchError> {
     let runtime = pool_runtime(dir.root())?;
-    let driver = BatchTasks {
-        runner: TaskRunner::new(delta, dir, manifest),
-        retries: manifest.retries,
-    };
+    let runner = TaskRunner::new(delta, dir, manifest);
     let outcome = runtime.block_on(async {
         let todo = pending(dir, manifest)?;
-        let budget = || {
-            over_budget(dir, manifest)
-                .then_some("the batch's cost budget (--max-cost-usd) is spent")
-        };
-        drive_pool(
-            driver,
-            todo,
-            manifest.tasks.len(),
-            dir.root(),
-            jobs.max(1),
-            observer,
-            &budget,
-        )
-        .await
+        drive_all(runner, manifest, todo, jobs.max(1), observer).await
     })?;
+    // A workspace copy still under way stops at its next chunk: no need to wait for it.
+    runtime.shutdown_timeout(Duration::from_secs(1));
     dir.write_summary(manifest)?;
     Ok(outcome)
+}
+
+/// Drives the batch's tasks `todo` in the pool, `jobs` at a time, launching none once the
+/// batch's cost budget is spent; the local executor's and a Slurm array task's (`todo` its
+/// one task).
+///
+/// # Errors
+/// When the signal handlers cannot be installed.
+pub(super) async fn drive_all(
+    runner: TaskRunner,
+    manifest: &Manifest,
+    todo: Vec<Task>,
+    jobs: usize,
+    observer: &mut dyn BatchObserver,
+) -> Result<LocalOutcome, BatchError> {
+    let dir = runner.dir.clone();
+    let budget = || {
+        over_budget(&dir, manifest).then_some("the batch's cost budget (--max-cost-usd) is spent")
+    };
+    let driver = BatchTasks {
+        runner,
+        retries: manifest.retries,
+    };
+    drive_pool(
+        driver,
+        todo,
+        manifest.tasks.len(),
+        dir.root(),
+        jobs,
+        observer,
+        &budget,
+    )
+    .await
 }
 
 /// The runtime a local pool runs on: two workers, enough to wait on children.
@@ -148,8 +176,10 @@ pub fn pool_runtime(root: &Path) -> Result<tokio::runtime::Runtime, BatchError> 
 }
 
 /// The pool: drives `todo` (of `total` units), `jobs` at a time, until every unit is done,
-/// a signal stops launching (passed on, once, to every running child) or `budget` says why
-/// no unit may start any more. `root` names the directory in errors.
+/// a signal stops launching (passed on, once, to every running child, and ending every
+/// unit's waits), `budget` says why no unit may start any more, or a unit's end cannot be
+/// recorded. `root` names the directory in errors. The one loop of the local executors
+/// (batch and eval) and of a batch's Slurm array task (`todo` its one task).
 ///
 /// # Errors
 /// When the signal handlers cannot be installed.
@@ -168,6 +198,7 @@ pub async fn drive_pool<D: Drive>(
     };
     let mut interrupt = signal(SignalKind::interrupt()).map_err(io)?;
     let mut terminate = signal(SignalKind::terminate()).map_err(io)?;
+    let (trigger, halt) = Shutdown::manual();
     observer.started(todo.len(), total);
     let children: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
     let started = Instant::now();
@@ -175,9 +206,10 @@ pub async fn drive_pool<D: Drive>(
     let mut queue = todo.into_iter();
     let mut running = JoinSet::new();
     let mut outcome = LocalOutcome::Finished;
+    let mut broken = false;
     let mut done = 0;
     loop {
-        while outcome == LocalOutcome::Finished && running.len() < jobs {
+        while outcome == LocalOutcome::Finished && !broken && running.len() < jobs {
             if let Some(why) = budget() {
                 observer.stopping(why);
                 outcome = LocalOutcome::BudgetSpent;
@@ -188,6 +220,7 @@ pub async fn drive_pool<D: Drive>(
             };
             let driver = driver.clone();
             let children = Arc::clone(&children);
+            let halt = halt.clone();
             running.spawn(async move {
                 let id = D::id(&unit);
                 let key = id.clone();
@@ -200,7 +233,7 @@ pub async fn drive_pool<D: Drive>(
                         None => pids.remove(&key),
                     };
                 });
-                (id, driver.drive(unit, on_child).await)
+                (id, driver.drive(unit, on_child, halt).await)
             });
         }
         if running.is_empty() {
@@ -209,33 +242,55 @@ pub async fn drive_pool<D: Drive>(
         tokio::select! {
             joined = running.join_next() => {
                 let Some(Ok((id, result))) = joined else { continue };
-                done += 1;
                 match result {
-                    Ok(result) => observer.finished(&result, Progress {
-                        done,
-                        todo: todo_count,
-                        total,
-                        elapsed: started.elapsed(),
-                    }),
-                    Err(error) => observer.failed(&id, &error),
+                    Ok(Some(result)) => {
+                        done += 1;
+                        observer.finished(&result, Progress {
+                            done,
+                            todo: todo_count,
+                            total,
+                            elapsed: started.elapsed(),
+                        });
+                    }
+                    // Stopped by the signal before it had an end to record.
+                    Ok(None) => {}
+                    Err(error) => {
+                        observer.failed(&id, error);
+                        if !broken {
+                            broken = true;
+                            observer.stopping(&format!(
+                                "{} cannot be written to; nothing new starts (what is left \
+                                 stays pending for the next run)",
+                                root.display()
+                            ));
+                        }
+                    }
                 }
             }
-            _ = interrupt.recv() => outcome = stop(&children, observer, outcome),
-            _ = terminate.recv() => outcome = stop(&children, observer, outcome),
+            _ = interrupt.recv() => {
+                outcome = stop(&children, &trigger, StopSignal::Interrupt, observer, outcome);
+            }
+            _ = terminate.recv() => {
+                outcome = stop(&children, &trigger, StopSignal::Terminate, observer, outcome);
+            }
         }
     }
     Ok(outcome)
 }
 
-/// Stops launching and passes SIGINT on to every running task, the first time.
+/// Stops launching, stops every unit's waits, and passes SIGINT on to every running
+/// child, the first time.
 fn stop<R>(
     children: &Mutex<HashMap<String, u32>>,
+    trigger: &ShutdownTrigger,
+    signal: StopSignal,
     observer: &mut dyn BatchObserver<R>,
     outcome: LocalOutcome,
 ) -> LocalOutcome {
     if outcome == LocalOutcome::Interrupted {
         return outcome;
     }
+    trigger.trigger(signal);
     observer.stopping("interrupted: no new task starts; running tasks are being interrupted");
     let pids = children
         .lock()

@@ -5,6 +5,7 @@
 
 mod dir;
 mod local;
+mod lock;
 mod runner;
 mod slurm;
 mod tasks;
@@ -12,14 +13,16 @@ mod tasks;
 use std::path::PathBuf;
 
 pub use dir::{
-    BatchDir, Manifest, Submission, Summary, TaskResult, append_line, read_lines, summarize,
+    BatchDir, Manifest, Submission, Summary, TASK_ERROR, TaskResult, append_jsonl, read_jsonl,
+    summarize,
 };
 pub(crate) use dir::{percentile, read_json, write_json};
 pub use local::{
     BatchObserver, Drive, LocalOutcome, Progress, drive_pool, pool_runtime, run_local,
 };
+pub use lock::DriverLock;
+pub(crate) use runner::copy_dir;
 pub use runner::{Next, TaskRunner};
-pub(crate) use runner::{copy_dir, run_child};
 pub use slurm::{ArrayJob, JobState, SlurmOptions, job_states, run_worker, submit, submit_array};
 pub use tasks::{Task, TaskFileError, load_tasks};
 
@@ -60,6 +63,18 @@ pub enum BatchError {
         /// What differs.
         what: &'static str,
     },
+    /// The directory holds no batch: it has no `batch.json`, or does not exist.
+    #[error(
+        "{} is not a batch directory: {}",
+        dir.display(),
+        if *exists { "it has no batch.json" } else { "it does not exist" }
+    )]
+    NotABatch {
+        /// The directory given.
+        dir: PathBuf,
+        /// Whether the directory itself exists.
+        exists: bool,
+    },
     /// A file of the batch cannot be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -97,6 +112,26 @@ pub enum BatchError {
     /// `sbatch` refused the job.
     #[error("sbatch refused the job: {0}")]
     Sbatch(String),
+    /// Another driver holds the batch directory.
+    #[error("{} is being driven by another `delta batch`: {holder}", dir.display())]
+    Driven {
+        /// The batch directory.
+        dir: PathBuf,
+        /// Who: pid, process, host and since when.
+        holder: String,
+    },
+    /// The batch directory's lock records a driver on another host, which cannot be
+    /// checked from here.
+    #[error(
+        "{} is recorded as driven from another host ({holder}), which cannot be checked from here",
+        dir.display()
+    )]
+    DrivenElsewhere {
+        /// The batch directory.
+        dir: PathBuf,
+        /// Who: pid, process, host and since when.
+        holder: String,
+    },
     /// `delta batch worker` was given an index no submission has.
     #[error("no task at index {index} of submission {submission} in batch.json")]
     NoSuchIndex {
@@ -121,9 +156,23 @@ impl BatchError {
                  it was started with"
                     .to_owned(),
             ),
+            BatchError::NotABatch { .. } => Some(
+                "give the --out directory of a `delta batch run TASKS.jsonl --agent DIR --out \
+                 BATCH_DIR`, which writes batch.json"
+                    .to_owned(),
+            ),
             BatchError::Sbatch(_) => {
                 Some("check the --slurm-arg values and that sbatch works here".to_owned())
             }
+            BatchError::Driven { dir, .. } => Some(format!(
+                "one driver per batch directory: wait for that one to end (it answers SIGINT \
+                 and SIGTERM), or follow it with `delta batch status {}`",
+                dir.display()
+            )),
+            BatchError::DrivenElsewhere { dir, .. } => Some(format!(
+                "if that driver is gone, remove {} and run again",
+                dir.join("driver.lock").display()
+            )),
             BatchError::Config(_)
             | BatchError::Io { .. }
             | BatchError::Corrupt { .. }
@@ -135,22 +184,29 @@ impl BatchError {
 }
 
 /// Checks a batch before anything runs and opens its directory: the task file (every
-/// problem by line), the agent's configuration, and, for an existing batch directory,
-/// that it holds this batch. Creates the directory and `batch.json` for a new batch.
+/// problem by line), the agent's configuration, what each task's child `delta run`
+/// would refuse ([`check_tasks`]), and, for an existing batch directory, that it holds
+/// this batch. Creates the directory for a new batch, takes its [`DriverLock`] (one live
+/// driver per directory) and writes `batch.json`. The tasks returned are those of the
+/// task file, which the directory's `batch.json` matches (by hash).
 ///
 /// # Errors
 /// [`BatchError`]; for bad inputs nothing has been created.
-pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest), BatchError> {
+pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest, DriverLock), BatchError> {
     let tasks = load_tasks(&spec.tasks_file)?;
     let cwd = std::env::current_dir().map_err(|source| BatchError::Io {
         path: PathBuf::from("."),
         source,
     })?;
-    let agent = crate::config::load_agent(&spec.agent, &cwd)?.home;
-    for task in &tasks {
-        if let Some(other) = &task.agent {
-            crate::config::load_agent(other, &cwd)?;
-        }
+    let root = std::path::absolute(&spec.out).unwrap_or(spec.out.clone());
+    let dir = BatchDir::new(root.clone());
+    let agent = crate::config::load_agent(&spec.agent, &cwd)?;
+    let problems = check_tasks(&tasks, &agent, &cwd, &dir)?;
+    if !problems.is_empty() {
+        return Err(BatchError::Tasks(TaskFileError {
+            path: spec.tasks_file.clone(),
+            problems,
+        }));
     }
     let bytes = std::fs::read(&spec.tasks_file).map_err(|source| BatchError::Io {
         path: spec.tasks_file.clone(),
@@ -159,7 +215,7 @@ pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest), BatchError> {
     let manifest = Manifest {
         tasks_file: std::path::absolute(&spec.tasks_file).unwrap_or(spec.tasks_file.clone()),
         tasks_sha256: sha256_hex(&bytes),
-        agent,
+        agent: agent.home,
         retries: spec.retries,
         max_cost_usd: spec.max_cost_usd,
         environment: spec.environment.kind,
@@ -167,8 +223,11 @@ pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest), BatchError> {
         tasks,
         slurm: Vec::new(),
     };
-    let root = std::path::absolute(&spec.out).unwrap_or(spec.out.clone());
-    let dir = BatchDir::new(root.clone());
+    std::fs::create_dir_all(root.join("runs")).map_err(|source| BatchError::Io {
+        path: root.clone(),
+        source,
+    })?;
+    let lock = DriverLock::acquire(&root)?;
     if dir.manifest_path().exists() {
         let mut existing = dir.read_manifest()?;
         if existing.tasks_sha256 != manifest.tasks_sha256 {
@@ -185,19 +244,66 @@ pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest), BatchError> {
         }
         existing.retries = spec.retries;
         existing.max_cost_usd = spec.max_cost_usd;
+        existing.tasks = manifest.tasks;
         existing.environment = spec.environment.kind;
         existing
             .environment_image
             .clone_from(&spec.environment.image);
         dir.write_manifest(&existing)?;
-        return Ok((dir, existing));
+        return Ok((dir, existing, lock));
     }
-    std::fs::create_dir_all(root.join("runs")).map_err(|source| BatchError::Io {
-        path: root.clone(),
-        source,
-    })?;
     dir.write_manifest(&manifest)?;
-    Ok((dir, manifest))
+    Ok((dir, manifest, lock))
+}
+
+/// Checks each task as its child `delta run` will check it, with the task's `env` over
+/// this process's environment (what the child sees): its agent, the credentials (the
+/// `.env` of the workspace it will have, of the agent, of the project), the LLM and
+/// output settings, `DELTA_FSYNC` and a price for a cost budget
+/// ([`crate::launch::check_settings`]). What the task line itself carries (budgets,
+/// message, `env`) was checked by [`load_tasks`] with the CLI's own parsers. Returns
+/// every task's problem (`task ID: …`).
+///
+/// # Errors
+/// [`BatchError::Config`] for an agent that cannot be loaded.
+fn check_tasks(
+    tasks: &[Task],
+    agent: &crate::config::Agent,
+    cwd: &std::path::Path,
+    dir: &BatchDir,
+) -> Result<Vec<String>, BatchError> {
+    let mut problems = Vec::new();
+    for task in tasks {
+        let own;
+        let agent = match &task.agent {
+            Some(other) => {
+                own = crate::config::load_agent(other, cwd)?;
+                &own
+            }
+            None => agent,
+        };
+        // The workspace the child will run in: the task's own when it has one already,
+        // else the copy of `workspace_from` it will get.
+        let workspace = dir.workspace(&task.id);
+        let env_dir = match &task.workspace_from {
+            Some(from) if !workspace.exists() => from.clone(),
+            Some(_) | None => workspace,
+        };
+        let env = |name: &str| {
+            task.env
+                .get(name)
+                .cloned()
+                .or_else(|| crate::launch::env_var(name))
+        };
+        if let Err(error) = crate::launch::check_settings(&env_dir, agent, task.max_cost_usd, env) {
+            let help = error
+                .help()
+                .map(|help| format!("; {help}"))
+                .unwrap_or_default();
+            problems.push(format!("task {}: {error}{help}", task.id));
+        }
+    }
+    Ok(problems)
 }
 
 /// The tasks still to do: every task but those COMPLETED and recorded. A COMPLETED run

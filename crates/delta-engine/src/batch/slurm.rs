@@ -6,7 +6,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::dir::{BatchDir, Manifest, Submission};
+use super::dir::{BatchDir, Manifest, Submission, TaskResult};
+use super::local::{BatchObserver, Progress, drive_all};
 use super::runner::TaskRunner;
 use super::{BatchError, pending};
 
@@ -152,7 +153,8 @@ fn shell_quote(text: &str) -> String {
 }
 
 /// `delta batch worker`: drives the task at `index` of `submission` (default: the last)
-/// and records it, as the local executor would.
+/// and records it, as the local executor would (SIGINT and SIGTERM, `scancel`'s, are
+/// passed on to its run the same way). `None`: a signal stopped it first.
 ///
 /// # Errors
 /// An unknown index, or the errors of driving the task.
@@ -161,7 +163,7 @@ pub fn run_worker(
     delta: &Path,
     index: usize,
     submission: Option<usize>,
-) -> Result<super::TaskResult, BatchError> {
+) -> Result<Option<TaskResult>, BatchError> {
     let manifest = dir.read_manifest()?;
     let number = submission.unwrap_or(manifest.slurm.len().saturating_sub(1));
     let id = manifest
@@ -172,22 +174,83 @@ pub fn run_worker(
             index,
             submission: number,
         })?;
-    let task = manifest
-        .tasks
-        .iter()
-        .find(|t| &t.id == id)
-        .ok_or(BatchError::NoSuchIndex {
-            index,
-            submission: number,
-        })?;
+    let mut task =
+        manifest
+            .tasks
+            .iter()
+            .find(|t| &t.id == id)
+            .cloned()
+            .ok_or(BatchError::NoSuchIndex {
+                index,
+                submission: number,
+            })?;
+    // batch.json holds the tasks with their secrets masked: a task whose `env` carried
+    // one is read again from the task file it was submitted with.
+    if task
+        .env
+        .values()
+        .any(|value| value.contains(crate::secrets::REDACTED))
+    {
+        task = task_from_file(&manifest, &task.id)?;
+    }
     let runner = TaskRunner::new(delta, dir, &manifest);
     let runtime = TaskRunner::runtime(
         &mut tokio::runtime::Builder::new_current_thread(),
         dir.root(),
     )?;
-    let result = runtime.block_on(runner.drive(task, manifest.retries, |_| {}))?;
+    let mut only = Only::default();
+    runtime.block_on(drive_all(runner, &manifest, vec![task], 1, &mut only))?;
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    if let Some(error) = only.error {
+        return Err(error);
+    }
     dir.write_summary(&manifest)?;
-    Ok(result)
+    Ok(only.result)
+}
+
+/// Task `id` as the task file of `manifest` has it, when the file is still the one the
+/// batch was started with.
+fn task_from_file(manifest: &Manifest, id: &str) -> Result<super::Task, BatchError> {
+    let bytes = std::fs::read(&manifest.tasks_file).map_err(|source| BatchError::Io {
+        path: manifest.tasks_file.clone(),
+        source,
+    })?;
+    if super::sha256_hex(&bytes) != manifest.tasks_sha256 {
+        return Err(BatchError::Corrupt {
+            path: manifest.tasks_file.clone(),
+            problem: "it changed since the batch was submitted, and its tasks' env (masked in \
+                      batch.json) is read from it"
+                .to_owned(),
+        });
+    }
+    super::load_tasks(&manifest.tasks_file)?
+        .into_iter()
+        .find(|task| task.id == id)
+        .ok_or_else(|| BatchError::Corrupt {
+            path: manifest.tasks_file.clone(),
+            problem: format!("it has no task {id}"),
+        })
+}
+
+/// What became of a worker's one task.
+#[derive(Default)]
+struct Only {
+    result: Option<TaskResult>,
+    error: Option<BatchError>,
+}
+
+impl BatchObserver for Only {
+    fn started(&mut self, _todo: usize, _total: usize) {}
+
+    fn finished(&mut self, result: &TaskResult, _progress: Progress) {
+        self.result = Some(result.clone());
+    }
+
+    fn failed(&mut self, _task: &str, error: BatchError) {
+        self.error = Some(error);
+    }
+
+    fn stopping(&mut self, _why: &str) {}
 }
 
 /// A Slurm job's array tasks by state, as `squeue` shows them (empty when the job is no

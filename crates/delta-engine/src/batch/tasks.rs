@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::budget::parse_duration;
+use crate::budget::{parse_cost_usd, parse_duration, parse_iterations, parse_tokens};
 use crate::run::RunId;
+use crate::secrets::Redactor;
 
 /// One task: a run of the batch's agent (or its own) on one message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +41,104 @@ pub struct Task {
     pub max_duration: Option<String>,
 }
 
+impl Task {
+    /// The budget flags of the task's child `delta run` (or `delta continue`), each value
+    /// written as that argument and parsed back by the parser of the flag, the CLI's own:
+    /// what passes here, the child takes.
+    ///
+    /// # Errors
+    /// Every value the child would refuse, with what is accepted.
+    pub fn limit_args(&self) -> Result<Vec<String>, Vec<String>> {
+        type Parse = fn(&str) -> Result<(), String>;
+        let flags: [(&str, &str, Option<String>, Parse); 4] = [
+            (
+                "max_iterations",
+                "--max-iterations",
+                self.max_iterations.map(|n| n.to_string()),
+                |text| parse_iterations(text).map(drop),
+            ),
+            (
+                "max_cost_usd",
+                "--max-cost-usd",
+                self.max_cost_usd.map(|usd| usd.to_string()),
+                |text| parse_cost_usd(text).map(drop),
+            ),
+            (
+                "max_tokens",
+                "--max-tokens",
+                self.max_tokens.map(|n| n.to_string()),
+                |text| parse_tokens(text).map(drop),
+            ),
+            (
+                "max_duration",
+                "--max-duration",
+                self.max_duration.clone(),
+                |text| parse_duration(text).map(drop),
+            ),
+        ];
+        let mut args = Vec::new();
+        let mut problems = Vec::new();
+        for (key, flag, value, parse) in flags {
+            let Some(value) = value else { continue };
+            match parse(&value) {
+                Ok(()) => args.extend([flag.to_owned(), value]),
+                Err(problem) => problems.push(format!("{key}: {problem}")),
+            }
+        }
+        if problems.is_empty() {
+            Ok(args)
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// The secrets of what the task's child writes and of every file about it: the
+    /// credentials its `delta run` in `workspace` with `agent` resolves (the workspace's
+    /// `.env`, the agent's, the project's, then its `env` over this process's
+    /// environment: the key and the base URL's userinfo), and every API key variable it
+    /// inherits.
+    #[must_use]
+    pub fn redactor(&self, workspace: &Path, agent: &Path) -> Redactor {
+        let env = |name: &str| {
+            self.env
+                .get(name)
+                .cloned()
+                .or_else(|| crate::launch::env_var(name))
+        };
+        let inherited = Redactor::inherited(env);
+        match crate::llm::resolve_credentials(workspace, agent, env) {
+            Ok(credentials) => Redactor::for_run(&credentials, env).union(&inherited),
+            Err(_) => inherited,
+        }
+    }
+
+    /// What its child would refuse or could not be given: budgets, the message's size,
+    /// environment names and values (a name must be a variable name; no NUL anywhere,
+    /// which no process environment can hold).
+    fn problems(&self) -> Vec<String> {
+        let mut problems = self.limit_args().err().unwrap_or_default();
+        if let Err(problem) = crate::message::check(&self.message) {
+            problems.push(format!("message: {problem}"));
+        }
+        for (name, value) in &self.env {
+            if crate::config::check_env_name(name).is_err() {
+                problems.push(format!(
+                    "env: {:?} is not an environment variable name (letters, digits and `_`, \
+                     not starting with a digit)",
+                    name
+                ));
+            }
+            if value.contains('\0') {
+                problems.push(format!(
+                    "env: the value of {name} holds a NUL character, which no environment \
+                     can carry"
+                ));
+            }
+        }
+        problems
+    }
+}
+
 /// A task file that cannot be used: every problem, with its line.
 #[derive(Debug, thiserror::Error)]
 #[error("{} has {} problem(s):\n{}", path.display(), problems.len(), problems.join("\n"))]
@@ -53,7 +152,8 @@ pub struct TaskFileError {
 /// Reads and checks the task file at `path`: every line a JSON object with a valid,
 /// unique `id` (a run id) and a `message`; `agent` and `workspace_from` existing
 /// directories (relative paths are resolved against the task file's directory, and
-/// returned absolute). Blank lines are skipped.
+/// returned absolute); budgets, message and `env` as `delta run` takes them. Blank lines
+/// are skipped.
 ///
 /// # Errors
 /// Every problem of the file at once, by line.
@@ -86,9 +186,15 @@ pub fn load_tasks(path: &Path) -> Result<Vec<Task>, TaskFileError> {
         let mut task: Task = match serde_json::from_str(line) {
             Ok(task) => task,
             Err(error) => {
+                // serde's "at line 1 column 31" is a position inside this line, which read
+                // next to "line 5" as another line of the file (issue 30 item 10).
+                let text = error.to_string();
+                let suffix = format!(" at line {} column {}", error.line(), error.column());
+                let what = text.strip_suffix(&suffix).unwrap_or(&text);
                 problems.push(format!(
-                    "line {number}: {error}; each line is one JSON object with at least \
-                     \"id\" and \"message\""
+                    "line {number}, column {}: {what}; each line is one JSON object with at \
+                     least \"id\" and \"message\"",
+                    error.column()
                 ));
                 continue;
             }
@@ -121,11 +227,11 @@ pub fn load_tasks(path: &Path) -> Result<Vec<Task>, TaskFileError> {
                 }
             }
         }
-        if let Some(duration) = &task.max_duration
-            && let Err(problem) = parse_duration(duration)
-        {
-            problems.push(format!("line {number}: max_duration: {problem}"));
-        }
+        problems.extend(
+            task.problems()
+                .into_iter()
+                .map(|problem| format!("line {number}: {problem}")),
+        );
         tasks.push(task);
     }
     if tasks.is_empty() && problems.is_empty() {

@@ -1,4 +1,4 @@
-//! `agent.yaml` on its own: parsed, its values checked, unknown keys turned into warnings.
+//! `agent.yaml` on its own: parsed, its keys and values checked.
 //! Imports, tools and sibling files are resolved by `load_agent`.
 
 use std::path::Path;
@@ -8,13 +8,15 @@ use serde_saphyr::Spanned;
 
 use super::error::{ConfigError, sanitize};
 use super::imports::McpServersYaml;
+use super::keys;
 use super::raw::{
-    AGENT_KEYS, AgentYaml, BudgetYaml, DurationYaml, EnvironmentYaml, HookMap, LlmYaml,
+    AgentYaml, BudgetYaml, DurationYaml, EnvironmentYaml, HookMap, LlmYaml, SubagentsYaml,
 };
 use super::suggest;
 use super::yaml::{self, TopLevelKeys};
 use crate::budget::{Budget, parse_duration};
-use crate::llm::{EXTRA_BODY_KEY, KNOWN_PARAMETERS};
+pub use crate::llm::Pricing;
+use crate::llm::{EXTRA_BODY_KEY, ModelApi, PromptCache, known_parameters};
 use crate::tool::ToolDef;
 
 /// The `llm:` section, validated.
@@ -30,18 +32,15 @@ pub struct LlmConfig {
     pub context_window: Option<u64>,
     /// Token prices for cost estimates; never sent to the API.
     pub pricing: Option<Pricing>,
+    /// The wire API the model is asked through.
+    pub api: ModelApi,
+    /// Whether the provider is asked to cache the prompt's prefix.
+    pub prompt_cache: PromptCache,
+    /// Chat only: assistant-message fields sent back on later requests.
+    pub reasoning_passback: Vec<String>,
     /// Every other key of `llm:`, and the entries of `llm.extra_body`, sent to the API
     /// unchanged.
     pub extra: Map<String, Value>,
-}
-
-/// Token prices per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pricing {
-    /// Price of one million prompt tokens.
-    pub input_per_million: f64,
-    /// Price of one million completion tokens.
-    pub output_per_million: f64,
 }
 
 /// agent.yaml checked on its own, before its imports, tools and sibling files are read.
@@ -73,12 +72,12 @@ pub struct AgentFile {
     pub output_schema: Option<Spanned<String>>,
     /// `ask_human:`, default true.
     pub ask_human: bool,
+    /// `subagents:`, checked, defaults applied.
+    pub subagents: SubagentCaps,
     /// `environment:` as written (checked by the loader, which knows the paths).
     pub environment: Option<Spanned<EnvironmentYaml>>,
     /// Hooks in the deprecated location, with the key they were found under.
     pub legacy_hooks: Option<(&'static str, HookMap)>,
-    /// Warnings about this file (unknown keys).
-    pub warnings: Vec<String>,
 }
 
 /// Parse and check the text of an agent.yaml (or config.yaml) named `file`.
@@ -87,14 +86,10 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
         return Err(ConfigError::new(file, "the agent file is empty")
             .help("give at least `name: my-agent` and `llm: {model: gpt-4o}`"));
     }
-    let raw: AgentYaml = yaml::parse(text, file)?;
     let keys: TopLevelKeys = yaml::parse(text, file)?;
-    let mut warnings: Vec<String> = keys
-        .0
-        .iter()
-        .filter(|(key, _)| !AGENT_KEYS.contains(&key.value.as_str()))
-        .map(|(key, _)| unknown_top_level_key(file, key))
-        .collect();
+    // Issue 30: `tols:` once only warned, and the run started with no tools.
+    keys::check_top_level::<AgentYaml, _>(&keys.0, file)?;
+    let raw: AgentYaml = yaml::parse(text, file)?;
 
     if raw.name.value.trim().is_empty() {
         return Err(ConfigError::new(file, "`name` is empty")
@@ -125,8 +120,7 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
         (None, None) => None,
     };
 
-    let (llm, llm_warnings) = llm_config(raw.llm, file)?;
-    warnings.extend(llm_warnings);
+    let llm = llm_config(raw.llm, file)?;
     Ok(AgentFile {
         name: raw.name.value,
         version: raw.version,
@@ -144,9 +138,53 @@ pub fn parse_agent_yaml(text: &str, file: &Path) -> Result<AgentFile, ConfigErro
         },
         output_schema: raw.output_schema,
         ask_human: raw.ask_human.unwrap_or(true),
+        subagents: match raw.subagents {
+            Some(caps) => subagent_caps(caps.value, file)?,
+            None => SubagentCaps::default(),
+        },
         environment: raw.environment,
         legacy_hooks,
-        warnings,
+    })
+}
+
+/// How deep and how wide an agent's tree of sub-agents may grow (`subagents:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubagentCaps {
+    /// Deepest a descendant may be (a child is at depth 1).
+    pub max_depth: u32,
+    /// Sub-agents one turn may start at once.
+    pub max_concurrent: u32,
+}
+
+impl Default for SubagentCaps {
+    fn default() -> Self {
+        Self {
+            max_depth: 5,
+            max_concurrent: 4,
+        }
+    }
+}
+
+fn subagent_caps(caps: SubagentsYaml, file: &Path) -> Result<SubagentCaps, ConfigError> {
+    let defaults = SubagentCaps::default();
+    let positive = |value: Option<Spanned<u32>>, key: &str, default: u32| match value {
+        Some(value) if value.value == 0 => Err(ConfigError::new(
+            file,
+            format!("`subagents.{key}` must be at least 1"),
+        )
+        .at(value.referenced)
+        .help(format!(
+            "give a positive number, or omit it for the default ({default})"
+        ))),
+        value => Ok(value.map_or(default, |v| v.value)),
+    };
+    Ok(SubagentCaps {
+        max_depth: positive(caps.max_depth, "max_depth", defaults.max_depth)?,
+        max_concurrent: positive(
+            caps.max_concurrent,
+            "max_concurrent",
+            defaults.max_concurrent,
+        )?,
     })
 }
 
@@ -195,21 +233,8 @@ fn budget_config(budget: BudgetYaml, file: &Path) -> Result<Budget, ConfigError>
     })
 }
 
-fn unknown_top_level_key(file: &Path, key: &Spanned<String>) -> String {
-    let name = sanitize(&key.value);
-    let suggestion = suggest::closest(&name, AGENT_KEYS.iter().copied())
-        .map(|best| format!("; did you mean `{best}`?"))
-        .unwrap_or_default();
-    format!(
-        "{}:{}:{}: unknown key `{name}` is ignored{suggestion}",
-        file.display(),
-        key.referenced.line(),
-        key.referenced.column()
-    )
-}
-
-/// The validated `llm:` section and the warnings about its keys.
-fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<String>), ConfigError> {
+/// The validated `llm:` section.
+fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<LlmConfig, ConfigError> {
     let at = llm.referenced;
     let mut llm = llm.value;
     let model = match llm.model {
@@ -268,10 +293,17 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<Stri
     let pricing = match llm.pricing {
         None => None,
         Some(pricing) => {
+            let optional = [
+                &pricing.value.cached_input_per_million,
+                &pricing.value.cache_write_per_million,
+            ];
             for price in [
                 &pricing.value.input_per_million,
                 &pricing.value.output_per_million,
-            ] {
+            ]
+            .into_iter()
+            .chain(optional.into_iter().flatten())
+            {
                 if !(price.value.is_finite() && price.value >= 0.0) {
                     return Err(ConfigError::new(
                         file,
@@ -284,6 +316,8 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<Stri
             Some(Pricing {
                 input_per_million: pricing.value.input_per_million.value,
                 output_per_million: pricing.value.output_per_million.value,
+                cached_input_per_million: pricing.value.cached_input_per_million.map(|p| p.value),
+                cache_write_per_million: pricing.value.cache_write_per_million.map(|p| p.value),
             })
         }
     };
@@ -299,12 +333,32 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<Stri
                 ));
         }
     };
-    let warnings = llm
-        .extra
-        .keys()
-        .filter(|key| !KNOWN_PARAMETERS.contains(&key.as_str()))
-        .map(|key| unknown_llm_key(file, key))
-        .collect();
+    let api = llm.api.as_ref().map(|api| api.value).unwrap_or_default();
+    let reasoning_passback = match llm.reasoning_passback.take() {
+        None => Vec::new(),
+        Some(fields) if api != ModelApi::Chat => {
+            return Err(ConfigError::new(
+                file,
+                format!(
+                    "`llm.reasoning_passback` is for chat-completions servers; with `api: {api}` \
+                     the engine passes the reasoning back itself"
+                ),
+            )
+            .at(fields.referenced)
+            .help("remove `reasoning_passback`, or use `api: chat`"));
+        }
+        Some(fields) => fields.value,
+    };
+    thinking_budget(&llm.extra, llm.max_tokens.as_ref(), api, file)?;
+    let prompt_cache = llm.prompt_cache.as_ref().map(|cache| cache.value);
+    let known = known_parameters(api);
+    if let Some(key) = llm
+        .extra_keys
+        .iter()
+        .find(|key| key.value != EXTRA_BODY_KEY && !known.contains(&key.value.as_str()))
+    {
+        return Err(unknown_llm_key(file, key, api));
+    }
     let mut extra = llm.extra;
     extra.extend(extra_body);
     let config = LlmConfig {
@@ -313,27 +367,86 @@ fn llm_config(llm: Spanned<LlmYaml>, file: &Path) -> Result<(LlmConfig, Vec<Stri
         max_tokens: llm.max_tokens.map(|m| m.value),
         context_window: llm.context_window.map(|w| w.value),
         pricing,
+        api,
+        prompt_cache: prompt_cache.unwrap_or_default(),
+        reasoning_passback,
         extra,
     };
-    Ok((config, warnings))
+    Ok(config)
 }
 
-/// A key under `llm:` that is no known request parameter: most often a typo, which a
-/// server would reject or, worse, silently ignore. It is still sent, so an agent relying
-/// on a provider's own parameter keeps working.
-fn unknown_llm_key(file: &Path, key: &str) -> String {
-    let name = sanitize(key);
-    let known = KNOWN_PARAMETERS
+/// Anthropic's rule (A-SDK `thinking_config_enabled_param.py`): `thinking.budget_tokens`
+/// below `max_tokens` when both are given, so the mistake is caught before a request.
+fn thinking_budget(
+    extra: &Map<String, Value>,
+    max_tokens: Option<&Spanned<u64>>,
+    api: ModelApi,
+    file: &Path,
+) -> Result<(), ConfigError> {
+    let budget = extra
+        .get("thinking")
+        .and_then(|thinking| thinking.get("budget_tokens"))
+        .and_then(Value::as_u64);
+    match (api, budget, max_tokens) {
+        (ModelApi::Anthropic, Some(budget), Some(max_tokens)) if budget >= max_tokens.value => {
+            Err(ConfigError::new(
+                file,
+                format!(
+                    "`thinking.budget_tokens` ({budget}) must be below `max_tokens` ({})",
+                    max_tokens.value
+                ),
+            )
+            .at(max_tokens.referenced)
+            .help("raise `max_tokens` above the thinking budget, or lower the budget"))
+        }
+        (ModelApi::Chat | ModelApi::Responses | ModelApi::Anthropic, _, _) => Ok(()),
+    }
+}
+
+/// A key under `llm:` that is neither the engine's nor a known request parameter of the
+/// agent's API: most often a typo, which a server would reject or, worse, silently ignore.
+/// Parameters only a provider knows go under `llm.extra_body`, the section's extension
+/// namespace.
+fn unknown_llm_key(file: &Path, key: &Spanned<String>, api: ModelApi) -> ConfigError {
+    let engine = engine_llm_keys();
+    let name = sanitize(&key.value);
+    let known = known_parameters(api)
         .iter()
         .copied()
-        .chain(["model", "pricing", EXTRA_BODY_KEY]);
+        .chain(engine.iter().map(String::as_str))
+        .chain([EXTRA_BODY_KEY]);
     let suggestion = suggest::closest(&name, known)
-        .map(|best| format!("did you mean `{best}`? "))
+        .map(|best| format!("; did you mean `{best}`?"))
         .unwrap_or_default();
-    format!(
-        "{}: `llm.{name}` is not a known request parameter; {suggestion}it is sent to the \
-         server as written; to send a provider-specific parameter without this warning, \
-         put it under `llm.extra_body`",
-        file.display()
+    let (what, parameters) = match api {
+        ModelApi::Chat => (
+            "a request parameter the engine knows".to_owned(),
+            "OpenAI's chat-completions parameters".to_owned(),
+        ),
+        ModelApi::Responses | ModelApi::Anthropic => (
+            format!("a request parameter of the `{api}` API the engine knows"),
+            format!("the `{api}` API's request parameters"),
+        ),
+    };
+    ConfigError::new(
+        file,
+        format!("unknown key `llm.{name}`: not {what}{suggestion}"),
     )
+    .at(key.referenced)
+    .help(format!(
+        "`llm:` takes the engine's keys ({}) and {parameters}; put a parameter only your \
+         provider knows under `llm.{EXTRA_BODY_KEY}`, which is sent as written",
+        engine.join(", ")
+    ))
+}
+
+/// The engine's own keys of `llm:`: the properties of its generated schema, so a key added
+/// to `LlmYaml` is known here with nothing to register.
+fn engine_llm_keys() -> Vec<String> {
+    let schema = schemars::schema_for!(LlmYaml);
+    schema
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default()
 }

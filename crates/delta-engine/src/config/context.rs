@@ -131,6 +131,8 @@ pub fn parse_context_yaml(
         return Err(ConfigError::new(file, "context.yaml is empty")
             .help("list the context sources under `sources:`, e.g. `sources: [{type: journal}]`"));
     }
+    let keys: yaml::TopLevelKeys = yaml::parse(text, file)?;
+    super::keys::check_top_level::<ContextYaml, _>(&keys.0, file)?;
     let raw: ContextYaml = yaml::parse(text, file)?;
     let vars = engine_vars(agent_home, cwd);
     let total_max_tokens = positive_tokens(raw.total_max_tokens, "total_max_tokens", file)?;

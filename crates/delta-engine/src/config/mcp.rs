@@ -299,7 +299,9 @@ fn check_name(name: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-fn check_env_name(name: &str) -> Result<(), ()> {
+/// Whether `name` is an environment variable name (letters, digits and `_`, not starting
+/// with a digit): MCP servers' `env:` and batch tasks' `env` take only these.
+pub(crate) fn check_env_name(name: &str) -> Result<(), ()> {
     let mut chars = name.chars();
     let first_ok = chars
         .next()

@@ -11,6 +11,7 @@ mod environment;
 mod error;
 mod hooks;
 mod imports;
+pub mod keys;
 mod mcp;
 mod names;
 pub mod raw;
@@ -20,11 +21,12 @@ mod yaml;
 
 use std::path::{Path, PathBuf};
 
-pub use agent::{AgentFile, LlmConfig, Pricing, parse_agent_yaml};
+pub use agent::{AgentFile, LlmConfig, Pricing, SubagentCaps, parse_agent_yaml};
 pub use context::{ContextManifest, ContextSource, Generator, load_context, parse_context_yaml};
 pub use error::ConfigError;
 pub use hooks::{HookSpec, Hooks, parse_hooks_yaml};
 pub use imports::parse_imported_yaml;
+pub(crate) use mcp::check_env_name;
 pub use mcp::{
     DEFAULT_MCP_STARTUP_TIMEOUT, DEFAULT_MCP_TIMEOUT, MCP_TOOL_SEPARATOR, McpServer, McpTransport,
 };
@@ -32,7 +34,7 @@ pub use names::{DEFAULT_TIMEOUT_MS, HookName, OnMissing};
 
 use crate::answer::OutputSchema;
 use crate::budget::Budget;
-use crate::tool::{EngineVars, ToolSpec};
+use crate::tool::{AgentTool, EngineVars, ToolSpec};
 use imports::{Importer, ToolSource};
 
 /// A loaded, validated agent: everything the engine needs to start a run.
@@ -52,8 +54,12 @@ pub struct Agent {
     pub llm: LlmConfig,
     /// Absolute path of the system prompt file (it exists).
     pub system_prompt: PathBuf,
-    /// Tools after imports and overrides, expanded, in first-definition order.
+    /// Command tools after imports and overrides, expanded, in first-definition order.
     pub tools: Vec<ToolSpec>,
+    /// Agent tools (`agent:`): each call starts a sub-agent run. Offered after `tools`.
+    pub agent_tools: Vec<AgentTool>,
+    /// `subagents:` of agent.yaml: how deep and wide its sub-agent tree may grow.
+    pub subagents: SubagentCaps,
     /// `max_iterations:` of agent.yaml.
     pub max_iterations: Option<u32>,
     /// MCP servers after imports and overrides, in first-definition order.
@@ -88,16 +94,19 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
 
     let text = yaml::read(&config_file)?;
     let file = parse_agent_yaml(&text, &config_file)?;
-    warnings.extend(file.warnings);
 
     let importer = Importer::new(&home, &config_file, &file.import_roots, &vars)?;
     let imported = importer.run(&config_file, &file.imports, file.tools, file.mcp_servers)?;
     warnings.extend(imported.warnings);
-    let tools = imported
-        .tools
-        .iter()
-        .map(|tool| expand_tool(tool, &vars))
-        .collect::<Result<_, _>>()?;
+    let mut tools = Vec::new();
+    let mut agent_tools = Vec::new();
+    for tool in &imported.tools {
+        if tool.def.agent.is_some() {
+            agent_tools.push(expand_agent_tool(tool, &vars)?);
+        } else {
+            tools.push(expand_tool(tool, &vars)?);
+        }
+    }
 
     let system_prompt = system_prompt(&home, &config_file, file.system_prompt.as_ref(), &vars)?;
     let (environment, environment_warnings) =
@@ -153,6 +162,8 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
         llm: file.llm,
         system_prompt,
         tools,
+        agent_tools,
+        subagents: file.subagents,
         max_iterations: file.max_iterations,
         mcp_servers: imported.mcp_servers,
         budget: file.budget,
@@ -221,6 +232,38 @@ fn expand_tool(tool: &ToolSource, vars: &EngineVars) -> Result<ToolSpec, ConfigE
         error.help = err.help();
         error
     })
+}
+
+/// An agent tool, its directory checked to hold an agent (the agent itself is loaded when
+/// a call starts it: agents may call each other, and a broken one fails only its calls).
+fn expand_agent_tool(tool: &ToolSource, vars: &EngineVars) -> Result<AgentTool, ConfigError> {
+    let error = |message: String, help: Option<String>| {
+        let mut error = ConfigError::new(&tool.file, message).at(tool.location);
+        error.help = help;
+        error
+    };
+    let agent = crate::tool::expand_agent(&tool.def, vars)
+        .map_err(|err| error(err.to_string(), err.help()))?;
+    if !(agent.agent.join(AGENT_YAML).is_file() || agent.agent.join(CONFIG_YAML).is_file()) {
+        return Err(error(
+            format!(
+                "the agent of tool '{}' is not an agent directory: {} has no agent.yaml",
+                agent.name,
+                agent.agent.display()
+            ),
+            Some(
+                "point `agent:` at a directory holding agent.yaml, relative to this agent's \
+                 directory (`.` is this agent)"
+                    .to_owned(),
+            ),
+        ));
+    }
+    // Canonical, as every agent's home is: the child's `agent_home` and this path agree.
+    let agent = AgentTool {
+        agent: agent.agent.canonicalize().unwrap_or(agent.agent),
+        ..agent
+    };
+    Ok(agent)
 }
 
 /// The system prompt file, which must exist.

@@ -26,11 +26,14 @@ pub enum HookName {
     OnIterationStart,
     /// At the end of each Think-Act-Observe iteration.
     OnIterationEnd,
+    /// When a sub-agent run one of the run's agent tools started ends its part, before
+    /// the call's `post_tool_execution` (an extension: docs/subagents.md).
+    OnSubagentEnd,
 }
 
 impl HookName {
     /// Every hook, in lifecycle order.
-    pub const ALL: [HookName; 8] = [
+    pub const ALL: [HookName; 9] = [
         HookName::PreLlmRequest,
         HookName::PostLlmResponse,
         HookName::PreToolExecution,
@@ -39,6 +42,7 @@ impl HookName {
         HookName::OnRunEnd,
         HookName::OnIterationStart,
         HookName::OnIterationEnd,
+        HookName::OnSubagentEnd,
     ];
 
     /// The canonical name, as written in hooks.yaml and in `io/hooks/` directory names.
@@ -52,6 +56,7 @@ impl HookName {
             HookName::OnRunEnd => "on_run_end",
             HookName::OnIterationStart => "on_iteration_start",
             HookName::OnIterationEnd => "on_iteration_end",
+            HookName::OnSubagentEnd => "on_subagent_end",
         }
     }
 
@@ -65,7 +70,8 @@ impl HookName {
             HookName::OnError
             | HookName::OnRunEnd
             | HookName::OnIterationStart
-            | HookName::OnIterationEnd => None,
+            | HookName::OnIterationEnd
+            | HookName::OnSubagentEnd => None,
         }
     }
 
@@ -91,6 +97,9 @@ impl HookName {
             HookName::OnRunEnd => "When the run ends, whatever its outcome.",
             HookName::OnIterationStart => "At the start of each Think-Act-Observe iteration.",
             HookName::OnIterationEnd => "At the end of each Think-Act-Observe iteration.",
+            HookName::OnSubagentEnd => {
+                "When a sub-agent run started by one of the run's agent tools ends its part."
+            }
         }
     }
 }

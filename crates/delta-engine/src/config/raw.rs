@@ -16,14 +16,19 @@ use serde_saphyr::Spanned;
 
 use super::names::{HookName, OnMissing};
 use super::yaml::KeyedMap;
+use crate::llm::{ModelApi, PromptCache};
 use crate::tool::ToolDef;
 
 /// An agent definition: `agent.yaml` in the agent directory (`config.yaml` is the
 /// deprecated name of the same file).
 ///
-/// Keys not listed here are ignored with a warning.
+/// A key not listed here is an error, unless it starts with `x-` (the user's own,
+/// ignored): `config::keys` checks the top-level keys against these fields.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(title = "Delta Engine agent.yaml")]
+#[schemars(
+    title = "Delta Engine agent.yaml",
+    extend("patternProperties" = {"^x-": {}}, "additionalProperties" = false)
+)]
 pub struct AgentYaml {
     /// Agent name, recorded in every run's metadata.
     #[schemars(with = "String", length(min = 1))]
@@ -67,6 +72,9 @@ pub struct AgentYaml {
     /// Whether the built-in `ask_human` tool is offered to the model. Default: true;
     /// `false` (or `--no-ask-human`) means a run never pauses for an answer.
     pub ask_human: Option<bool>,
+    /// Limits on the sub-agents this agent's agent tools start (docs/subagents.md).
+    #[schemars(with = "Option<SubagentsYaml>")]
+    pub subagents: Option<Spanned<SubagentsYaml>>,
     /// Where tools run: on the host (default), confined by Landlock, in a bubblewrap
     /// sandbox, or in a container (docs/environments.md). `--environment` on the command
     /// line replaces `kind`.
@@ -79,26 +87,6 @@ pub struct AgentYaml {
     #[schemars(with = "Option<HookMap>", extend("deprecated" = true))]
     pub lifecycle_hooks: Option<Spanned<HookMap>>,
 }
-
-/// The top-level keys `AgentYaml` understands; any other key draws a warning.
-pub(crate) const AGENT_KEYS: &[&str] = &[
-    "name",
-    "version",
-    "description",
-    "llm",
-    "system_prompt",
-    "imports",
-    "import_roots",
-    "tools",
-    "max_iterations",
-    "mcp_servers",
-    "budget",
-    "output_schema",
-    "ask_human",
-    "environment",
-    "hooks",
-    "lifecycle_hooks",
-];
 
 /// The `llm:` section. Keys other than those below are sent to the chat completions API
 /// unchanged (e.g. `top_p`, `reasoning_effort`).
@@ -122,9 +110,28 @@ pub struct LlmYaml {
     /// Prices used to estimate a run's cost. Never sent to the API.
     #[schemars(with = "Option<PricingYaml>")]
     pub pricing: Option<Spanned<PricingYaml>>,
-    /// Other request parameters, passed through unchanged.
+    /// The wire API the model is asked through: `chat` (OpenAI chat completions and every
+    /// compatible server, the default), `responses` (OpenAI's Responses API) or
+    /// `anthropic` (Anthropic's Messages API). Never sent to the API.
+    #[schemars(with = "Option<ModelApi>")]
+    pub api: Option<Spanned<ModelApi>>,
+    /// Whether to ask the provider to cache the prompt's prefix: `auto` (the default;
+    /// Anthropic `cache_control` breakpoints, a `prompt_cache_key` per run for Responses
+    /// and for chat at api.openai.com) or `off`. Never sent to the API.
+    #[schemars(with = "Option<PromptCache>")]
+    pub prompt_cache: Option<Spanned<PromptCache>>,
+    /// Chat only: the assistant-message fields a server needs back on later requests,
+    /// e.g. `[reasoning_content]` for DeepSeek's thinking mode, `[reasoning_details]` for
+    /// OpenRouter, `[thinking_blocks]` for LiteLLM in front of Claude. Never sent as such.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub reasoning_passback: Option<Spanned<Vec<String>>>,
+    /// Other request parameters, passed through unchanged (with `api: anthropic`,
+    /// `thinking`; with `api: responses`, `reasoning`; each in the API's own shape).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+    /// Where each key of `extra` was written, for errors about it.
+    #[schemars(skip)]
+    pub extra_keys: Vec<Spanned<String>>,
 }
 
 impl<'de> Deserialize<'de> for LlmYaml {
@@ -140,16 +147,23 @@ impl<'de> Deserialize<'de> for LlmYaml {
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LlmYaml, A::Error> {
                 let mut llm = LlmYaml::default();
-                while let Some(key) = map.next_key::<String>()? {
+                while let Some(spanned) = map.next_key::<Spanned<String>>()? {
+                    let key = spanned.value.clone();
                     match key.as_str() {
                         "model" => llm.model = Some(map.next_value()?),
                         "temperature" => llm.temperature = Some(map.next_value()?),
                         "max_tokens" => llm.max_tokens = Some(map.next_value()?),
                         "context_window" => llm.context_window = Some(map.next_value()?),
                         "pricing" => llm.pricing = Some(map.next_value()?),
+                        "api" => llm.api = Some(map.next_value()?),
+                        "prompt_cache" => llm.prompt_cache = Some(map.next_value()?),
+                        "reasoning_passback" => {
+                            llm.reasoning_passback = Some(map.next_value()?);
+                        }
                         _ => {
                             let value = map.next_value::<Value>()?;
                             llm.extra.insert(key, value);
+                            llm.extra_keys.push(spanned);
                         }
                     }
                 }
@@ -171,6 +185,32 @@ pub struct PricingYaml {
     /// Price of one million completion (output) tokens.
     #[schemars(with = "f64", range(min = 0.0))]
     pub output_per_million: Spanned<f64>,
+    /// Price of one million prompt tokens read from the provider's cache. Default: 0.1 ×
+    /// the input price with `api: anthropic`; otherwise the input price (no discount
+    /// assumed, so the cost is an upper bound).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>", range(min = 0.0))]
+    pub cached_input_per_million: Option<Spanned<f64>>,
+    /// Price of one million prompt tokens written to the provider's cache. Default: 1.25 ×
+    /// the input price with `api: anthropic` (five-minute writes); otherwise the input
+    /// price.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>", range(min = 0.0))]
+    pub cache_write_per_million: Option<Spanned<f64>>,
+}
+
+/// `subagents:` in agent.yaml: how deep and how wide the tree of sub-agents may grow.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentsYaml {
+    /// How deep sub-agents may nest below a top-level run: 1 lets it start children but
+    /// not grandchildren. The smallest value along a tree's chain applies. Default: 5.
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_depth: Option<Spanned<u32>>,
+    /// How many sub-agents one turn of a run may start at once; further agent calls of
+    /// the same turn are refused (the model reads why). Default: 4.
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_concurrent: Option<Spanned<u32>>,
 }
 
 /// `budget:` in agent.yaml: limits over the run's whole life.
@@ -355,6 +395,8 @@ impl<'de> Visitor<'de> for HookMapVisitor {
                 hooks.unknown.extend(inner.unknown);
             } else if HookName::from_name(&key.value).is_some() {
                 hooks.entries.push((key, map.next_value()?));
+            } else if super::keys::is_extension(&key.value) {
+                map.next_value::<IgnoredAny>()?;
             } else {
                 map.next_value::<IgnoredAny>()?;
                 hooks.unknown.push(key);
@@ -416,8 +458,11 @@ impl JsonSchema for HookMap {
         let mut schema = Map::new();
         schema.insert(
             "description".into(),
-            "Lifecycle hooks: commands the engine runs at fixed points of a run.".into(),
+            "Lifecycle hooks: commands the engine runs at fixed points of a run. Keys \
+             starting with `x-` are the user's and ignored."
+                .into(),
         );
+        schema.insert("patternProperties".into(), serde_json::json!({"^x-": {}}));
         schema.insert("type".into(), "object".into());
         schema.insert("properties".into(), Value::Object(properties));
         schema.insert("additionalProperties".into(), false.into());
@@ -450,9 +495,14 @@ pub struct HookYaml {
 }
 
 /// `context.yaml`: how the model's context window is built before every LLM call.
+///
+/// Unknown top-level keys are refused by `config::keys` (which lets `x-` keys through),
+/// not by serde.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(title = "Delta Engine context.yaml")]
+#[schemars(
+    title = "Delta Engine context.yaml",
+    extend("patternProperties" = {"^x-": {}}, "additionalProperties" = false)
+)]
 pub struct ContextYaml {
     /// Token budget of every request (messages and tool definitions; the answer's room
     /// comes on top). When the sources do not fit, the journal's oldest iterations are

@@ -211,9 +211,22 @@ pub(crate) fn cut_text(text: &str, max_tokens: u64, name: &str, path: &Path) -> 
     if estimated <= max_tokens {
         return None;
     }
+    let over = format!("its max_tokens of {max_tokens}");
+    Some(cut_to(text, max_tokens, (estimated, &over), name, path))
+}
+
+/// The start of `text` that fits in `max_tokens` with the line saying that the source,
+/// about `estimated` tokens in all, is cut there for being `over` a limit.
+pub(crate) fn cut_to(
+    text: &str,
+    max_tokens: u64,
+    (estimated, over): (u64, &str),
+    name: &str,
+    path: &Path,
+) -> String {
     let note = format!(
         "\n\n[Delta Engine: context source {name} is cut here: it is about {estimated} tokens, \
-         over its max_tokens of {max_tokens}; the whole text is in {}]",
+         over {over}; the whole text is in {}]",
         path.display()
     );
     let note_tokens = message_tokens(&ChatMessage::system(note.as_str()));
@@ -229,7 +242,7 @@ pub(crate) fn cut_text(text: &str, max_tokens: u64, name: &str, path: &Path) -> 
         }
         end = index + ch.len_utf8();
     }
-    Some(format!("{}{note}", &text[..end]))
+    format!("{}{note}", &text[..end])
 }
 
 #[cfg(test)]
@@ -300,6 +313,8 @@ mod tests {
                         arguments: "{}".to_owned(),
                     })
                     .collect(),
+                passback: None,
+                usage: None,
             }));
             for (id, result) in ids.iter().zip(&cycle.results) {
                 if cycle.notice {
@@ -316,6 +331,7 @@ mod tests {
                         observation_content: "line\n".repeat(*len / 5),
                         exit_code: Some(0),
                         execution_ref: format!("a-{id}"),
+                        subagent: None,
                     }));
                 }
             }

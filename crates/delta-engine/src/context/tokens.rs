@@ -44,6 +44,7 @@ pub fn message_tokens(message: &ChatMessage) -> u64 {
             ChatMessage::Tool {
                 tool_call_id,
                 content,
+                ..
             } => json_string_bytes(tool_call_id) + json_string_bytes(content),
             ChatMessage::Assistant(assistant) => {
                 assistant.content.as_deref().map_or(4, json_string_bytes)
@@ -106,11 +107,15 @@ mod tests {
                     name: "read_file".into(),
                     arguments: r#"{"path": "a \"b\".txt"}"#.into(),
                 }],
+                reasoning: None,
+                passback: None,
             }),
             ChatMessage::tool("call_0_0", "line 1\nline 2\n"),
             ChatMessage::Assistant(AssistantMessage {
                 content: Some(String::new()),
                 tool_calls: Vec::new(),
+                reasoning: None,
+                passback: None,
             }),
         ];
         for message in &messages {

@@ -83,17 +83,17 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// Finds the tool and builds its invocation; every failure is an observation. (`ask_human`
-/// never gets here: the loop answers it itself, see `ask_human`.) `mcp_tools` are the
-/// names of the MCP tools offered, for the list an unknown name gets.
+/// never gets here: the loop answers it itself, see `ask_human`.) `others` are the names
+/// of the agent and MCP tools offered, for the list an unknown name gets.
 pub fn resolve<'a>(
     tools: &'a [ToolSpec],
-    mcp_tools: &[String],
+    others: &[String],
     name: &str,
     args: Result<&Map<String, Value>, &str>,
 ) -> Resolved<'a> {
     let Some(spec) = tools.iter().find(|tool| tool.name == name) else {
         let mut available: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
-        available.extend(mcp_tools.iter().map(String::as_str));
+        available.extend(others.iter().map(String::as_str));
         available.push(ASK_HUMAN_TOOL);
         return Resolved::Refused {
             observation: format!(
@@ -213,6 +213,7 @@ pub fn process_options(
         env: env.to_vec(),
         timeout: spec.timeout(),
         output: output.with_files(record_dir.join("stdout.log"), record_dir.join("stderr.log")),
+        record: Some(record_dir.to_path_buf()),
     }
 }
 
@@ -258,6 +259,16 @@ impl ExecutionRecord {
 }
 
 impl ActiveRun {
+    /// The names of the tools offered besides the command tools: agent tools and MCP tools.
+    fn other_tool_names(&self, agent: &Agent) -> Vec<String> {
+        agent
+            .agent_tools
+            .iter()
+            .map(|tool| tool.name.clone())
+            .chain(self.mcp_tool_names())
+            .collect()
+    }
+
     /// The start of any tool call, `ask_human` included: ACTION_REQUEST journaled (with the
     /// command that will run, when one will), then reported.
     pub(super) fn request_action(
@@ -276,6 +287,7 @@ impl ActiveRun {
                 tool_name: call.name.clone(),
                 tool_args: tool_args.clone(),
                 resolved_command: command.map(str::to_owned),
+                subagent: None,
                 environment,
             }))?;
         observer.on_event(&EngineEvent::ToolStarted {
@@ -320,7 +332,7 @@ impl ActiveRun {
             },
             (Some(_) | None, _) => resolve(
                 &agent.tools,
-                &self.mcp_tool_names(),
+                &self.other_tool_names(agent),
                 &call.name,
                 parsed.as_ref().map_err(String::as_str),
             ),
@@ -465,6 +477,7 @@ impl ActiveRun {
                 observation_content: observation.clone(),
                 exit_code,
                 execution_ref: action_id.clone(),
+                subagent: None,
             }))?;
         observer.on_event(&EngineEvent::ToolFinished {
             action_id: action_id.clone(),

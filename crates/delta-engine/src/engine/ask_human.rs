@@ -283,6 +283,7 @@ impl ActiveRun {
                 observation_content: observation.clone(),
                 exit_code,
                 execution_ref: call.action_id.to_owned(),
+                subagent: None,
             }))?;
         observer.on_event(&EngineEvent::ToolFinished {
             action_id: call.action_id.to_owned(),

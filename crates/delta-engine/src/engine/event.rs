@@ -163,6 +163,16 @@ pub enum EngineEvent {
         /// One line.
         message: String,
     },
+    /// An event of a sub-agent run this run started (or of one of its descendants), as
+    /// that run reported it; its own `engine.log` has it too.
+    Subagent {
+        /// The sub-agent run that reported it.
+        run_id: String,
+        /// Its depth: 1 for a child, 2 for a grandchild…
+        depth: u32,
+        /// What happened there.
+        event: Box<EngineEvent>,
+    },
     /// The run stopped; RUN_END and the final metadata are on disk.
     RunFinished {
         /// The final status.

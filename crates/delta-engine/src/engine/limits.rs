@@ -1,8 +1,6 @@
 //! What bounds a run besides its iteration budget: the budget on money, tokens and time,
 //! the output schema its final answer must satisfy, and whether it may ask a human.
 
-use std::time::{Duration, Instant};
-
 use serde_json::Value;
 
 use super::{ActiveRun, EngineError, EngineEvent, Observer, Stop};
@@ -33,24 +31,6 @@ impl Default for Limits {
     }
 }
 
-/// Where the run's active time is counted from.
-#[derive(Debug)]
-pub(super) struct Clock {
-    /// Active time of the processes that drove the run before this one.
-    before: Duration,
-    /// When this process began driving it.
-    since: Instant,
-}
-
-impl Clock {
-    pub(super) fn starting_at(before: Duration) -> Self {
-        Self {
-            before,
-            since: Instant::now(),
-        }
-    }
-}
-
 /// What the final answer's check decided.
 pub(super) enum Verdict {
     /// The run is COMPLETED with this result.
@@ -74,19 +54,17 @@ impl ActiveRun {
     /// Drive the run under `limits` (default: no budget, no schema, `ask_human` offered).
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.ledger = self
+            .ledger
+            .rebuilt(limits.budget, self.ledger.parent().cloned());
         self.limits = limits;
         self.record_budget();
         self
     }
 
-    /// What the run has spent, over its whole life.
+    /// What the run and its sub-agents have spent, over the run's whole life.
     fn spent(&self) -> Spent {
-        let usage = &self.metadata.usage;
-        Spent {
-            cost_usd: usage.total_cost_usd,
-            tokens: usage.input_tokens + usage.output_tokens,
-            duration: self.clock.before + self.clock.since.elapsed(),
-        }
+        self.ledger.spent()
     }
 
     /// Writes each budget's limit and use into the metadata being maintained (written out
@@ -98,11 +76,9 @@ impl ActiveRun {
         }
     }
 
-    /// When the duration budget runs out, if there is one.
+    /// When the duration budget runs out, the run's own or an ancestor's, if there is one.
     pub(super) fn deadline(&self) -> Option<tokio::time::Instant> {
-        let limit = self.limits.budget.max_duration?;
-        let left = limit.saturating_sub(self.clock.before);
-        Some(tokio::time::Instant::from_std(self.clock.since) + left)
+        self.ledger.deadline().map(tokio::time::Instant::from_std)
     }
 
     /// How a call cut short by `cut` is recorded (`exit_code.txt`) and explained (the
@@ -129,9 +105,10 @@ impl ActiveRun {
         }
     }
 
-    /// The budget that is spent, if one is: checked before every LLM call and tool.
+    /// The budget that is spent, if one is: checked before every LLM call and tool. A
+    /// sub-agent's ancestors' budgets count too: it spends from them.
     pub(super) fn budget_spent(&self) -> Option<Exceeded> {
-        self.limits.budget.exceeded(self.spent())
+        self.ledger.exceeded().map(|(exceeded, _)| exceeded)
     }
 
     /// The duration budget as spent now (a tool was stopped at the deadline).
@@ -166,13 +143,23 @@ impl ActiveRun {
         observer.on_event(&EngineEvent::Warning {
             message: format!("budget exceeded: {message}"),
         });
-        let mut error = ErrorInfo::new(ErrorType::BudgetExceeded, message).with_details(format!(
-            "resume with a larger budget: delta continue --run-id {} -w {} {} <more than {}>",
-            self.metadata.run_id.as_str(),
-            self.paths.workspace().display(),
-            exceeded.budget.flag(),
-            exceeded.budget.show(exceeded.used)
-        ));
+        let details = match self.ledger.exceeded() {
+            Some((_, Some(ancestor))) => format!(
+                "the budget is the one of run {ancestor}, which this sub-agent spends from; \
+                 continue the top of the tree with a larger budget ({} more than {}), which \
+                 continues this run too",
+                exceeded.budget.flag(),
+                exceeded.budget.show(exceeded.used)
+            ),
+            Some((_, None)) | None => format!(
+                "resume with a larger budget: delta continue --run-id {} -w {} {} <more than {}>",
+                self.metadata.run_id.as_str(),
+                self.paths.workspace().display(),
+                exceeded.budget.flag(),
+                exceeded.budget.show(exceeded.used)
+            ),
+        };
+        let mut error = ErrorInfo::new(ErrorType::BudgetExceeded, message).with_details(details);
         error.budget = Some(exceeded);
         Ok(Stop::Interrupted(error))
     }

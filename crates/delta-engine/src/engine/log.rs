@@ -130,10 +130,13 @@ impl Observer for EngineLog {
                 tool_calls,
             } => self.info(&format!(
                 "invocation {invocation_id}: answered in {} ms after {} attempt(s); tokens in \
-                 {} out {}; {tool_calls} tool call(s)",
+                 {}{} out {}; {tool_calls} tool call(s)",
                 elapsed.as_millis(),
                 retries + 1,
                 usage.map_or(0, |u| u.prompt_tokens),
+                usage
+                    .filter(|u| u.cached_tokens > 0)
+                    .map_or_else(String::new, |u| format!(" ({} cached)", u.cached_tokens)),
                 usage.map_or(0, |u| u.completion_tokens),
             )),
             EngineEvent::ToolFinished {
@@ -163,6 +166,16 @@ impl Observer for EngineLog {
                     .map(|e| format!(": {}: {}", e.error_type, e.message))
                     .unwrap_or_default()
             )),
+            // A sub-agent's own engine.log has its every step; here its start and end.
+            EngineEvent::Subagent { run_id, event, .. } => {
+                if let EngineEvent::RunStarted { agent_name, .. } = event.as_ref() {
+                    self.info(&format!(
+                        "sub-agent run {run_id} (agent '{agent_name}') started"
+                    ));
+                } else if let EngineEvent::RunFinished { status, .. } = event.as_ref() {
+                    self.info(&format!("sub-agent run {run_id} ended {status}"));
+                }
+            }
             // The run's creation or takeover is logged when it happens, with more than the
             // event says;
             // the start of a tool call is in its ACTION_REQUEST, the text (streamed or not)

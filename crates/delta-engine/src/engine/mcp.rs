@@ -45,8 +45,9 @@ impl ActiveRun {
             redactor: self.output.redactor.clone(),
             placement: self.placement.clone(),
         };
+        let command_tools: Vec<&str> = agent.tools.iter().map(|t| t.name.as_str()).collect();
         let started = tokio::select! {
-            started = McpServers::start(&agent.mcp_servers, env) => started,
+            started = McpServers::start(&agent.mcp_servers, env, &command_tools) => started,
             signal = shutdown.wait() => return Err(interrupted(signal)),
         };
         match started {

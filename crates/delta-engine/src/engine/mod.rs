@@ -43,7 +43,9 @@ mod observation;
 mod run_files;
 mod shutdown;
 mod start;
+mod subagent;
 mod think;
+mod usage;
 mod window;
 
 use std::path::Path;
@@ -59,6 +61,7 @@ pub use log::EngineLog;
 pub use observation::{Ending, OBSERVATION_LIMIT_CHARS, cap_observation, format_observation};
 pub use shutdown::{Shutdown, ShutdownTrigger, StopSignal};
 pub use start::{NewRun, Origin};
+pub use subagent::{ChildCall, ChildOutcome, LocalFuture, Spawner, Tree};
 pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
@@ -73,10 +76,10 @@ use crate::process::{OUTPUT_KEEP_BYTES, OutputPolicy};
 use crate::run::{
     ErrorInfo, ErrorType, Metadata, RunLock, RunPaths, RunStateError, Timestamp, write_metadata,
 };
-use crate::tool::{ASK_HUMAN_TOOL, ToolSpec};
+use crate::tool::{ASK_HUMAN_TOOL, AgentTool, ToolSpec};
 use ask_human::Asked;
 use event::Both;
-use limits::{Clock, Cut, Verdict};
+use limits::{Cut, Verdict};
 use think::request_params;
 use window::Window;
 
@@ -126,16 +129,24 @@ pub struct ActiveRun {
     /// The run's MCP servers while the loop runs (started by `drive`).
     mcp: Option<crate::mcp::McpServers>,
     limits: Limits,
-    /// The run's active time, for the duration budget.
-    clock: Clock,
+    /// The run's budgets and spending, linked to its ancestors' (sub-agents spend from
+    /// them); its active time for the duration budget.
+    ledger: crate::subagent::Ledger,
+    /// Where the run sits in a tree of sub-agents, and what starts its children.
+    tree: Tree,
+    /// Sub-agents this run has started over its life: the next one's ordinal, in its id.
+    ordinals: u32,
     /// Invalid final answers sent back to the model by this process.
     repairs: u32,
     /// The `ask_human` call answered by `delta continue`, with its journaled result: its
     /// `post_tool_execution` hook runs first, as it does for an answer given in-process.
     answered: Option<(ActionRequest, ActionResult)>,
     /// Calls of the model's last turn still to run before it is asked again: those after
-    /// an `ask_human` answered by `delta continue`.
+    /// an `ask_human` answered by `delta continue`, or after open sub-agent calls.
     pending_calls: Vec<ToolCall>,
+    /// Agent calls whose sub-agents an earlier process started and that have not answered
+    /// them yet: continued before anything else.
+    open_children: Vec<crate::resume::OpenChild>,
     /// Where tool processes (and stdio MCP servers) start: the run's environment.
     placement: Placement,
     /// What each ACTION_REQUEST records of that environment (`None`: the host).
@@ -222,6 +233,7 @@ impl ActiveRun {
             .tools
             .iter()
             .map(ToolSpec::function_schema)
+            .chain(agent.agent_tools.iter().map(AgentTool::function_schema))
             .chain(self.mcp_schemas())
             .chain(ask_human.then(ask_human_schema))
             .collect();
@@ -247,6 +259,13 @@ impl ActiveRun {
             };
             self.post_tool_execution(call, result, false, observer, shutdown)
                 .await?;
+        }
+        let open = std::mem::take(&mut self.open_children);
+        if let Some(stop) = self
+            .resume_children(agent, open, observer, shutdown)
+            .await?
+        {
+            return Ok(stop);
         }
         let pending = std::mem::take(&mut self.pending_calls);
         if let Some(stop) = self
@@ -346,7 +365,28 @@ impl ActiveRun {
         shutdown: &mut Shutdown,
     ) -> Result<Option<Stop>, EngineError> {
         let ask_human = self.limits.ask_human;
-        for call in calls {
+        let mut rest = calls;
+        while let Some((call, after)) = rest.split_first() {
+            // Consecutive agent calls start their sub-agents together.
+            let group = rest
+                .iter()
+                .take_while(|call| Self::agent_tool(agent, &call.name).is_some())
+                .count();
+            if group > 0 {
+                let (agent_calls, after) = rest.split_at(group);
+                rest = after;
+                if let Some(stop) = self
+                    .run_agent_calls(agent, agent_calls, truncated, observer, shutdown)
+                    .await?
+                {
+                    return Ok(Some(stop));
+                }
+                if let Some(stop) = self.guard_run_files("sub-agent calls", observer)? {
+                    return Ok(Some(stop));
+                }
+                continue;
+            }
+            rest = after;
             if let Some(signal) = shutdown.requested() {
                 return Ok(Some(interrupted(signal)));
             }

@@ -7,18 +7,23 @@ use std::path::Path;
 
 use std::time::Duration;
 
-use super::limits::{Clock, Limits};
+use super::limits::Limits;
+use super::subagent::Tree;
 use super::{ActiveRun, EngineError, EngineLog};
+use crate::budget::Budget;
 use crate::config::Agent;
 use crate::environment::{Environment, EnvironmentReport, Placement};
 use crate::hooks::HookRunner;
-use crate::journal::{EventPayload, FsyncPolicy, Journal, MessageLevel, RunStart, SystemMessage};
+use crate::journal::{
+    EventPayload, FsyncPolicy, Journal, MessageLevel, RunStart, SystemMessage, read_journal,
+};
 use crate::process::OutputPolicy;
 use crate::resume::{Entry, ResumeReport, Resumed};
 use crate::run::{
-    Metadata, MetadataInit, ProcessIdentity, ReplayRef, RunId, RunLock, RunPaths, RunStateError,
-    Timestamp, create_run, reclaim_abandoned, write_metadata,
+    CalledBy, Metadata, MetadataInit, ProcessIdentity, ReplayRef, RunId, RunLock, RunPaths,
+    RunStateError, Timestamp, create_run, reclaim_abandoned, write_metadata,
 };
+use crate::subagent::{Ledger, Spend, subtree_of};
 
 /// What a new run starts from.
 #[derive(Debug, Clone)]
@@ -37,6 +42,8 @@ pub struct NewRun<'a> {
     pub fsync: FsyncPolicy,
     /// The recorded run whose answers this run replays (`delta replay`).
     pub replay_of: Option<ReplayRef>,
+    /// The run whose agent tool starts this one (a sub-agent).
+    pub called_by: Option<CalledBy>,
     /// What the run's environment enforces (`None`: the host), for RUN_START.
     pub environment: Option<Box<EnvironmentReport>>,
 }
@@ -45,7 +52,7 @@ pub struct NewRun<'a> {
 #[derive(Debug)]
 pub enum Origin<'a> {
     /// A run to create.
-    New(NewRun<'a>),
+    New(Box<NewRun<'a>>),
     /// A run this process has taken over (`delta continue`).
     Continued(Box<Resumed>),
 }
@@ -72,6 +79,7 @@ impl ActiveRun {
     ) -> Result<ActiveRun, EngineError> {
         let mut answered = None;
         let mut pending_calls = Vec::new();
+        let mut open_children = Vec::new();
         let (paths, lock, journal, metadata) = match origin {
             Origin::New(new) => create(&new, agent, &output)?,
             Origin::Continued(resumed) => {
@@ -81,9 +89,14 @@ impl ActiveRun {
                     paths,
                     lock,
                     journal,
-                    metadata,
+                    mut metadata,
                     report,
                 } = resumed;
+                // Issue 30: a call made just before the process was killed was never
+                // counted in metadata.json; the invocation records have it.
+                if super::usage::rebuild(&paths, &mut metadata, &agent.llm) {
+                    write_metadata(&paths.metadata(), &metadata, &output.redactor)?;
+                }
                 log_takeover(log, &report, &metadata);
                 answered = report.repairs.answered.and_then(|request| {
                     let result = report.repairs.events.iter().find_map(|event| {
@@ -94,12 +107,26 @@ impl ActiveRun {
                     Some((request, result.clone()))
                 });
                 pending_calls = report.repairs.to_run;
+                open_children = report.repairs.subagents;
                 (paths, lock, journal, metadata)
             }
         };
         let active_before = metadata.budget.map_or(Duration::ZERO, |b| {
             Duration::from_secs_f64(b.duration_s.used)
         });
+        // A continued parent has spent what its children did too.
+        let tree_spent = subtree_of(&metadata).usage;
+        let ledger = Ledger::new(
+            metadata.run_id.clone(),
+            None,
+            Budget::default(),
+            Spend {
+                cost_usd: tree_spent.total_cost_usd,
+                tokens: tree_spent.tokens(),
+            },
+            active_before,
+        );
+        let ordinals = subagent_calls(&paths)?;
         Ok(ActiveRun {
             hooks: HookRunner::new(agent.hooks.clone(), &paths, output.clone()),
             paths,
@@ -111,7 +138,10 @@ impl ActiveRun {
             mcp: None,
             answered,
             pending_calls,
-            clock: Clock::starting_at(active_before),
+            open_children,
+            ledger,
+            tree: Tree::default(),
+            ordinals,
             limits: Limits::default(),
             repairs: 0,
             placement: Placement::Host,
@@ -142,6 +172,19 @@ impl ActiveRun {
         }
         Ok(self)
     }
+}
+
+/// How many sub-agents the run has started: its ACTION_REQUESTs that name one (0 for a new
+/// run, whose journal holds only RUN_START).
+fn subagent_calls(paths: &RunPaths) -> Result<u32, EngineError> {
+    let events = read_journal(&paths.journal())?.events;
+    let count = events
+        .iter()
+        .filter(|event| {
+            matches!(&event.payload, EventPayload::ActionRequest(request) if request.subagent.is_some())
+        })
+        .count();
+    Ok(u32::try_from(count).unwrap_or(u32::MAX))
 }
 
 /// The parts of a newly created run.
@@ -179,6 +222,7 @@ fn create(
         Timestamp::now(),
     );
     metadata.replay_of.clone_from(&new.replay_of);
+    metadata.called_by.clone_from(&new.called_by);
     metadata.environment = new.environment.as_deref().cloned();
     write_metadata(&paths.metadata(), &metadata, &output.redactor)?;
     let journal = Journal::open_with(&paths.journal(), new.fsync, output.redactor.clone())?;

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::called::{Answer, Called};
+use super::usage;
 use super::window::{self, Fit, Limit, Window};
 use super::{
     ActiveRun, CONTEXT_ERROR, EngineError, EngineEvent, Flow, Level, Observer, Shutdown, Stop,
@@ -19,7 +20,8 @@ use crate::context::{ContextEnv, ContextReport, build_context};
 use crate::hooks::HookEvent;
 use crate::journal::{EventPayload, Thought, ToolCall, read_journal};
 use crate::llm::{
-    AttemptRecord, CallProgress, ChatMessage, ChatModel, Completion, LlmError, cost_usd,
+    AttemptRecord, CallProgress, CallUsage, ChatMessage, ChatModel, Completion, LlmError, ModelApi,
+    PromptCache, WireOptions, is_openai_endpoint,
 };
 use crate::run::{ErrorInfo, ErrorType, Timestamp};
 
@@ -53,9 +55,11 @@ impl ActiveRun {
         shutdown: &mut Shutdown,
     ) -> Result<Flow<Said>, EngineError> {
         let request = window::RequestShape {
+            api: agent.llm.api,
             model: &agent.llm.model,
             tools,
             params,
+            options: &self.wire_options(agent, llm),
         };
         let completion = match self
             .think_within_window(agent, llm, iteration, &request, window, observer, shutdown)
@@ -71,21 +75,24 @@ impl ActiveRun {
             .iter()
             .map(ToolCall::from)
             .collect();
+        let reasoning = completion.message.reasoning.clone();
         self.journal.append(EventPayload::Thought(Thought {
             content: content.clone(),
             llm_invocation_ref: completion.invocation_id.clone(),
             tool_calls: tool_calls.clone(),
-            reasoning: completion.reasoning.clone(),
+            reasoning: reasoning.clone(),
+            passback: completion.message.passback.clone(),
+            usage: completion.usage.map(CallUsage::from),
         }))?;
         observer.on_event(&EngineEvent::Thought {
             content: content.clone(),
-            reasoning: completion.reasoning,
+            reasoning,
             tool_calls: tool_calls.len(),
         });
         Ok(Ok(Said {
             content,
             tool_calls,
-            cut: completion.finish_reason.as_deref() == Some(FINISH_REASON_LENGTH),
+            cut: completion.truncated,
         }))
     }
 
@@ -254,7 +261,9 @@ impl ActiveRun {
             status: "SUCCESS",
             started_at,
             duration_ms: millis(started.elapsed()),
+            api: agent.llm.api,
             token_usage: None,
+            cost_usd: None,
             finish_reason: None,
             attempts: 1,
             retries: Vec::new(),
@@ -319,12 +328,18 @@ impl ActiveRun {
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
             total_tokens: usage.total_tokens,
+            cached_tokens: usage.cached_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            reasoning_tokens: usage.reasoning_tokens,
         });
         record.finish_reason.clone_from(&completion.finish_reason);
         record.attempts = completion.attempts.len() + 1;
         record.retries = retry_lines(&completion.attempts);
+        // Step 8: the call's tokens and estimated cost, recorded with the call (the
+        // takeover of a killed run rebuilds the totals from these records) and added to
+        // the run's usage.
+        record.cost_usd = self.record_usage(agent, &completion);
         self.write_invocation_record(&record)?;
-        self.record_usage(agent, &completion);
         observer.on_event(&EngineEvent::LlmResponded {
             invocation_id: invocation_id.clone(),
             elapsed: completion.duration,
@@ -337,10 +352,10 @@ impl ActiveRun {
             .await?;
         Ok(Ok(Called::Answer(Answer {
             invocation_id,
-            message: completion.message,
             prompt_tokens: completion.usage.map(|usage| usage.prompt_tokens),
-            finish_reason: completion.finish_reason,
-            reasoning: completion.reasoning,
+            usage: completion.usage,
+            truncated: completion.truncated,
+            message: completion.message,
         })))
     }
 
@@ -358,30 +373,44 @@ impl ActiveRun {
         self.write_file(&path, &bytes)
     }
 
-    /// Adds the call's tokens and estimated cost to the run's usage (step 8).
-    fn record_usage(&mut self, agent: &Agent, completion: &Completion) {
+    /// Adds the call's tokens and estimated cost to the run's usage (step 8); returns the
+    /// call's cost when its usage and price are known.
+    fn record_usage(&mut self, agent: &Agent, completion: &Completion) -> Option<f64> {
         let model = &agent.llm.model;
         let Some(usage) = completion.usage else {
             self.metadata.usage.record_unknown(model);
-            return;
+            return None;
         };
-        let (input, output) = (usage.prompt_tokens, usage.completion_tokens);
-        let pricing = agent
-            .llm
-            .pricing
-            .map(|p| (p.input_per_million, p.output_per_million));
-        let cost = match cost_usd(model, input, output, pricing) {
-            Some(cost) => cost,
-            None => {
-                self.metadata.usage.cost_note = Some(format!(
-                    "no price is known for model '{model}', so its cost is counted as 0; set \
-                     llm.pricing (input_per_million, output_per_million) in agent.yaml to \
-                     estimate it"
-                ));
-                0.0
-            }
+        let (cost, note) = usage::price(&agent.llm, model, &usage);
+        if note.is_some() {
+            self.metadata.usage.cost_note = note;
+        }
+        self.metadata
+            .usage
+            .record_call(model, &CallUsage::from(usage), cost.unwrap_or(0.0));
+        self.ledger.spend(
+            cost.unwrap_or(0.0),
+            usage.prompt_tokens + usage.completion_tokens,
+        );
+        self.refresh_subtree();
+        cost
+    }
+
+    /// How requests are built for this run: the agent's caching and passback settings,
+    /// and the per-run `prompt_cache_key` where the API takes one (Responses; chat only
+    /// at OpenAI itself, as other servers may refuse an unknown key).
+    pub(super) fn wire_options(&self, agent: &Agent, llm: &dyn ChatModel) -> WireOptions {
+        let takes_key = match agent.llm.api {
+            ModelApi::Responses => true,
+            ModelApi::Chat => is_openai_endpoint(llm.endpoint()),
+            ModelApi::Anthropic => false,
         };
-        self.metadata.usage.record(model, input, output, cost);
+        WireOptions {
+            prompt_cache: agent.llm.prompt_cache,
+            cache_key: (takes_key && agent.llm.prompt_cache == PromptCache::Auto)
+                .then(|| format!("delta-{}", self.metadata.run_id.as_str())),
+            reasoning_passback: agent.llm.reasoning_passback.clone(),
+        }
     }
 }
 
@@ -392,9 +421,6 @@ pub(super) struct Built {
     /// The prompt limit applied, when there was one.
     pub limit: Option<Limit>,
 }
-
-/// `finish_reason` of a response that the token limit cut short.
-const FINISH_REASON_LENGTH: &str = "length";
 
 /// `io/invocations/{id}/metadata.json`.
 #[derive(Debug, Serialize)]
@@ -410,7 +436,13 @@ struct InvocationRecord {
     started_at: Timestamp,
     /// Wall time, retries and waits included.
     duration_ms: u64,
+    /// The API called.
+    api: ModelApi,
     token_usage: Option<TokenCounts>,
+    /// The call's estimated cost in USD, when its usage and price are known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost_usd: Option<f64>,
+    /// Why the model stopped, in the API's own words.
     finish_reason: Option<String>,
     /// HTTP attempts made.
     attempts: usize,
@@ -425,11 +457,17 @@ struct InvocationRecord {
     context: ContextReport,
 }
 
+/// The call's tokens: `prompt_tokens` counts every prompt token, the cached and
+/// cache-written ones included.
 #[derive(Debug, Serialize)]
 struct TokenCounts {
     prompt_tokens: u64,
     completion_tokens: u64,
     total_tokens: u64,
+    cached_tokens: u64,
+    cache_write_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_tokens: Option<u64>,
 }
 
 fn retry_lines(attempts: &[AttemptRecord]) -> Vec<String> {

@@ -11,7 +11,7 @@ use super::{ActiveRun, EngineError, EngineEvent, Flow, Level, Observer, Shutdown
 use crate::config::{Agent, ContextManifest, LlmConfig};
 use crate::context::ContextReport;
 use crate::context::tokens::{MESSAGE_OVERHEAD, json_tokens};
-use crate::llm::{ChatModel, ContextOverflow, build_request};
+use crate::llm::{ChatMessage, ChatModel, ContextOverflow, ModelApi, WireOptions, WireRequest};
 use crate::run::{ErrorInfo, ErrorType};
 
 /// `error.type` of a run whose system prompt and task alone do not fit the window.
@@ -200,9 +200,26 @@ pub(super) fn over_server_window(server_error: &str, retries: u32) -> ErrorInfo 
 
 /// The parts of a request besides its messages.
 pub(super) struct RequestShape<'a> {
+    pub api: ModelApi,
     pub model: &'a str,
     pub tools: &'a [Value],
     pub params: &'a Map<String, Value>,
+    pub options: &'a WireOptions,
+}
+
+impl RequestShape<'_> {
+    /// The request of `messages`, in the API's wire format.
+    fn body(&self, messages: &[ChatMessage]) -> Value {
+        WireRequest {
+            api: self.api,
+            model: self.model,
+            messages,
+            tools: self.tools,
+            params: self.params,
+            options: self.options,
+        }
+        .body()
+    }
 }
 
 /// How the context of one request is to be fitted.
@@ -235,7 +252,7 @@ impl ActiveRun {
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
     ) -> Result<Flow<Answer>, EngineError> {
-        let empty = build_request(request.model, &[], request.tools, request.params);
+        let empty = request.body(&[]);
         let rest_tokens = json_tokens(
             serde_json::to_vec(&empty)
                 .map_err(EngineError::Serialize)?
@@ -262,12 +279,7 @@ impl ActiveRun {
                 observer.detail(Level::Error, error.message.clone());
                 return Ok(Err(Stop::Failed(error)));
             }
-            let body = build_request(
-                request.model,
-                &built.messages,
-                request.tools,
-                request.params,
-            );
+            let body = request.body(&built.messages);
             let estimated = json_tokens(
                 serde_json::to_vec(&body)
                     .map_err(EngineError::Serialize)?
@@ -353,6 +365,9 @@ mod tests {
             max_tokens,
             context_window: window,
             pricing: None,
+            api: ModelApi::Chat,
+            prompt_cache: crate::llm::PromptCache::Auto,
+            reasoning_passback: Vec::new(),
             extra: serde_json::Map::new(),
         }
     }

@@ -19,6 +19,9 @@ const NOT_BOUND: &[&str] = &["home", "root", "tmp", "run", "proc", "dev"];
 /// Where the keeper's socket directory and the helper appear inside.
 pub const RUNTIME_INSIDE: &str = "/run/delta";
 
+/// The empty file in the runtime directory that `.env` files are replaced with.
+pub const EMPTY_FILE: &str = "empty";
+
 /// What a run's sandbox is made of.
 #[derive(Debug)]
 pub struct Sandbox<'a> {
@@ -38,7 +41,8 @@ pub struct Sandbox<'a> {
     pub allow_read: &'a [PathBuf],
     /// `allow_write`.
     pub allow_write: &'a [PathBuf],
-    /// `.env` files to show empty (the API key's possible homes).
+    /// `.env` files to show empty (the API key's possible homes); the runtime directory
+    /// holds the empty file ([`EMPTY_FILE`]) they are replaced with.
     pub env_files: &'a [PathBuf],
     /// Keep the host's network.
     pub network: bool,
@@ -74,7 +78,12 @@ impl Sandbox<'_> {
         for hidden in ["/home", "/root", "/tmp", "/run"] {
             push(&["--tmpfs", hidden]);
         }
-        if let Some(home) = self.home.filter(|home| home.is_absolute()) {
+        let hidden = |path: &Path| {
+            ["/home", "/root", "/tmp", "/run"]
+                .iter()
+                .any(|top| path.starts_with(top))
+        };
+        if let Some(home) = self.home.filter(|home| home.is_absolute() && !hidden(home)) {
             push(&["--tmpfs", &text(home)]);
         }
         push(&[
@@ -115,12 +124,14 @@ impl Sandbox<'_> {
             &text(&self.workspace.join(".delta")),
             &text(&self.workdir.join(".delta")),
         ]);
+        // Shown as an empty file (a device bound there could not be opened).
+        let empty = self.runtime_dir.join(EMPTY_FILE);
         for file in self.env_files.iter().filter(|file| file.exists()) {
             let inside = match file.strip_prefix(self.workspace) {
                 Ok(rest) => self.workdir.join(rest),
                 Err(_) => file.clone(),
             };
-            push(&["--ro-bind", "/dev/null", &text(&inside)]);
+            push(&["--ro-bind", &text(&empty), &text(&inside)]);
         }
         push(&["--remount-ro", "/", "--chdir", &text(self.workdir), "--"]);
         args

@@ -15,7 +15,6 @@ use nix::unistd::Pid;
 
 use super::Runtime;
 use super::error::EnvironmentError;
-use crate::workspace::WORKSPACES_DIR;
 
 /// The container's first process: a shell that waits forever and reaps the orphans of the
 /// calls (busybox, dash and bash all do).
@@ -351,7 +350,7 @@ pub struct Setup<'a> {
     pub workspace: &'a Path,
     /// Where it appears inside.
     pub workdir: &'a Path,
-    /// The agent directory, read-only at its own path.
+    /// The agent directory, its entries read-only at their own paths.
     pub agent_home: &'a Path,
     /// `.env` files shown empty.
     pub env_files: &'a [PathBuf],
@@ -405,7 +404,13 @@ impl Setup<'_> {
                 format!("{}:{}{suffix}", from.display(), to.display()),
             ]);
         };
-        volume(self.agent_home, self.agent_home, true);
+        // The agent directory read-only at its own path (`${AGENT_HOME}/tools/…` works),
+        // entry by entry: without its .env and its numbered workspaces.
+        for entry in super::agent_entries(self.agent_home) {
+            if !self.workspace.starts_with(&entry) {
+                volume(&entry, &entry, true);
+            }
+        }
         volume(self.workspace, self.workdir, false);
         volume(
             &self.workspace.join(".delta"),
@@ -418,10 +423,6 @@ impl Setup<'_> {
                 Err(_) => file.clone(),
             };
             volume(Path::new("/dev/null"), &inside, true);
-        }
-        let workspaces = self.agent_home.join(WORKSPACES_DIR);
-        if workspaces.is_dir() && !self.workdir.starts_with(&workspaces) {
-            args.extend(["--tmpfs".into(), workspaces.display().to_string()]);
         }
         args.extend(["--workdir".into(), self.workdir.display().to_string()]);
         if let Some(cpus) = self.cpus {
@@ -609,7 +610,7 @@ mod tests {
         assert_eq!(
             args,
             "run -d --name delta-r-0 --label delta.run=r --label delta.workspace=/srv/ws \
-             --pull=never --network none -v /srv/agent:/srv/agent:ro -v /srv/ws:/app \
+             --pull=never --network none -v /srv/ws:/app \
              -v /srv/ws/.delta:/app/.delta:ro --workdir /app --cpus 1.5 --memory 256m \
              localhost/x:1 sh -c while :; do sleep 3600; done"
         );

@@ -122,9 +122,20 @@ pub enum EnvironmentError {
 }
 
 fn missing_programs(missing: &[(String, String)], kind: Kind) -> String {
-    let list: Vec<String> = missing
+    let mut programs: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (tool, program) in missing {
+        match programs.iter_mut().find(|(known, _)| known == program) {
+            Some((_, tools)) => tools.push(tool),
+            None => programs.push((program, vec![tool])),
+        }
+    }
+    let list: Vec<String> = programs
         .iter()
-        .map(|(tool, program)| format!("'{program}' (tool '{tool}')"))
+        .map(|(program, tools)| {
+            let tools: Vec<String> = tools.iter().map(|tool| format!("'{tool}'")).collect();
+            let noun = if tools.len() == 1 { "tool" } else { "tools" };
+            format!("'{program}' ({noun} {})", tools.join(", "))
+        })
         .collect();
     format!(
         "not found inside the {kind} environment: {}",

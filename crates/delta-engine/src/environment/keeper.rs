@@ -356,10 +356,10 @@ fn serve(connection: &UnixStream, state: &State) {
     }
     // Waits without reaping, so that the pid (and group id) stays the command's until
     // the watcher can no longer kill it.
-    let _ = waitid(
+    while let Err(Errno::EINTR) = waitid(
         Id::Pid(Pid::from_raw(pid)),
         WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT,
-    );
+    ) {}
     *finished.lock().unwrap_or_else(PoisonError::into_inner) = true;
     let end = match child.wait() {
         Ok(status) => match (status.code(), status.signal()) {

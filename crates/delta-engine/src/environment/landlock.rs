@@ -17,8 +17,6 @@ use landlock::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::workspace::WORKSPACES_DIR;
-
 /// The ABI whose rights the kind requires: the file system with renames across
 /// directories (2), truncation (3) and device ioctls (5), TCP (4), and the scopes of signals
 /// and abstract unix sockets (6).
@@ -305,17 +303,7 @@ pub fn rules(paths: &RulePaths<'_>, deny_network: bool, best_effort: bool) -> La
         .filter_map(|path| existing(Path::new(path)))
         .collect();
     read.extend(paths.tools_dir.and_then(existing));
-    // Entry by entry, so that the agent's .env (the API key) and its numbered workspaces
-    // (other runs' work) stay unreadable.
-    if let Ok(entries) = std::fs::read_dir(paths.agent_home) {
-        let mut entries: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|entry| entry.file_name() != ".env" && entry.file_name() != WORKSPACES_DIR)
-            .map(|entry| entry.path())
-            .collect();
-        entries.sort();
-        read.extend(entries);
-    }
+    read.extend(super::agent_entries(paths.agent_home));
     read.extend(paths.allow_read.iter().filter_map(|path| existing(path)));
     let mut write: Vec<PathBuf> = DEV_WRITE
         .iter()

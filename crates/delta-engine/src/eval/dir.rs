@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::task::Task;
-use crate::batch::{BatchError, Submission, append_line, read_json, read_lines, write_json};
+use crate::batch::{BatchError, Submission, append_jsonl, read_json, read_jsonl, write_json};
 
 /// `eval.json`: what the eval was asked to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -392,13 +392,13 @@ impl EvalDir {
     /// # Errors
     /// I/O errors.
     pub fn append_result(&self, result: &TrialResult) -> Result<(), BatchError> {
-        append_line(&self.results_path(), result)
+        append_jsonl(&self.results_path(), result)
     }
 
     /// The latest result of each trial, by trial id.
     #[must_use]
     pub fn results(&self) -> BTreeMap<String, TrialResult> {
-        read_lines::<TrialResult>(&self.results_path())
+        read_jsonl::<TrialResult>(&self.results_path())
             .into_iter()
             .map(|result| (result.trial.clone(), result))
             .collect()

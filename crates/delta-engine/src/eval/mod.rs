@@ -349,7 +349,8 @@ pub fn run_worker(
             path: dir.root().to_path_buf(),
             source,
         })?;
-    let done = runtime.block_on(runner.drive_trial(&trial, &|_| {}))?;
+    let done =
+        runtime.block_on(runner.drive_trial(&trial, &|_| {}, &crate::engine::Shutdown::never()))?;
     write_summary(dir, &manifest)?;
     Ok(done)
 }

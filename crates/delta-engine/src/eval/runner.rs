@@ -5,7 +5,8 @@
 //! a trial still running (an orphan of a killed driver: wait for it), anything else runs.
 
 use std::os::unix::process::ExitStatusExt as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
@@ -15,7 +16,8 @@ use super::dir::{
     Durations, ErrorClass, EvalDir, Manifest, TrialError, TrialPaths, TrialRef, TrialResult,
     TrialStatus,
 };
-use crate::batch::{BatchError, Drive, run_child};
+use crate::batch::{BatchError, Drive};
+use crate::engine::Shutdown;
 use crate::run::{RunLock, is_locked_by_other};
 
 /// How long to wait between looks at a trial another process runs.
@@ -57,7 +59,8 @@ impl TrialRunner {
         Ok(Some(verdict))
     }
 
-    /// Drives `trial` until it has a verdict or a signal stops it.
+    /// Drives `trial` until it has a verdict or a signal stops it; `stop` ends the wait
+    /// for another owner of the trial.
     ///
     /// # Errors
     /// When the child cannot be started or the trial recorded.
@@ -65,12 +68,16 @@ impl TrialRunner {
         &self,
         trial: &TrialRef,
         on_child: &(dyn Fn(Option<u32>) + Send + Sync),
+        stop: &Shutdown,
     ) -> Result<TrialDone, BatchError> {
         loop {
             let lock = self.dir.lock_path(&trial.id);
             if is_locked_by_other(&lock).unwrap_or(false) {
-                tokio::time::sleep(OWNER_POLL).await;
-                continue;
+                let mut stopped = stop.clone();
+                tokio::select! {
+                    () = tokio::time::sleep(OWNER_POLL) => continue,
+                    _ = stopped.wait() => return Ok(TrialDone::Interrupted(trial.id.clone())),
+                }
             }
             if let Some(verdict) = self.recorded(trial)? {
                 return Ok(TrialDone::Verdict(Box::new(verdict)));
@@ -178,9 +185,46 @@ impl Drive for TrialRunner {
         &self,
         unit: TrialRef,
         on_child: Box<dyn Fn(Option<u32>) + Send + Sync>,
-    ) -> Result<TrialDone, BatchError> {
-        self.drive_trial(&unit, on_child.as_ref()).await
+        stop: Shutdown,
+    ) -> Result<Option<TrialDone>, BatchError> {
+        self.drive_trial(&unit, on_child.as_ref(), &stop)
+            .await
+            .map(Some)
     }
+}
+
+/// Runs `command` (a trial's `delta` child) in its own process group, with no input, its
+/// stderr appended to `log`, to its end; `on_child` learns its pid.
+///
+/// # Errors
+/// When the log cannot be opened or the child started or waited for.
+async fn run_child(
+    mut command: Command,
+    log: &Path,
+    on_child: &(impl Fn(Option<u32>) + ?Sized),
+) -> Result<std::process::ExitStatus, BatchError> {
+    let io = |source| BatchError::Io {
+        path: log.to_path_buf(),
+        source,
+    };
+    let stderr = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(io)?;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .process_group(0)
+        .kill_on_drop(false)
+        .spawn()
+        .map_err(|source| BatchError::Spawn {
+            program: PathBuf::from(command.as_std().get_program()),
+            source,
+        })?;
+    on_child(child.id());
+    child.wait().await.map_err(io)
 }
 
 /// The trials still to do: every trial without a verdict. A verdict without its line in

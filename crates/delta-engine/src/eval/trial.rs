@@ -246,6 +246,27 @@ impl Trial<'_> {
         self.trial_dir().join("trial.log")
     }
 
+    /// Copies the directory `from` to `to` as a batch copies a workspace; what it leaves
+    /// out (a FIFO, a socket, a device) is said in the trial's log.
+    fn copy_tree(&self, from: &Path, to: &Path) -> Result<(), String> {
+        let mut skipped = Vec::new();
+        crate::batch::copy_dir(from, to, &crate::engine::Shutdown::never(), &mut skipped)
+            .map_err(|e| e.to_string())?;
+        if !skipped.is_empty() {
+            use std::io::Write as _;
+            // The log is the trial's stderr too, opened for appending: lines stay whole.
+            let mut log = fs_err::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.log())
+                .map_err(|e| e.to_string())?;
+            for line in skipped {
+                writeln!(log, "{line}").map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+
     /// Removes what a try that died without a verdict left: its container and its files
     /// (the lock and the log stay).
     fn clear_lost_try(&self) -> Result<(), EvalError> {
@@ -503,7 +524,7 @@ impl Trial<'_> {
                 let _ = fs_err::remove_dir_all(&partial);
             }
         }
-        crate::batch::copy_dir(&cache, workspace).map_err(|e| fail(e.to_string()))?;
+        self.copy_tree(&cache, workspace).map_err(fail)?;
         fs_err::create_dir_all(workspace.join(crate::run::DELTA_DIR))
             .map_err(|e| fail(e.to_string()))
     }
@@ -707,6 +728,8 @@ impl Trial<'_> {
             env,
             timeout,
             output: OutputPolicy::new(64 * 1024, self.redactor.clone()),
+            // Inside the trial's container, which the trial removes (a lost try's too).
+            record: None,
         };
         self.until_stopped(async move { run_process_in(placement, &argv, None, &options).await })
     }
@@ -828,8 +851,8 @@ impl Trial<'_> {
         };
         // One copy brings /tests and the trajectory in: `stage/` holds them as they go.
         let stage = self.trial_dir().join("stage");
-        let staged = crate::batch::copy_dir(&self.task.tests_dir(), &stage.join("tests"))
-            .map_err(|e| e.to_string())
+        let staged = self
+            .copy_tree(&self.task.tests_dir(), &stage.join("tests"))
             .and_then(|()| match run.and_then(|r| r.trajectory.as_ref()) {
                 Some(trajectory) => {
                     let into = stage.join("logs").join("agent");

@@ -1,29 +1,144 @@
 //! Harbor's Agent Trajectory Interchange Format (ATIF-v1.7, RFC 0001 of the Harbor
 //! framework): the run's task as a `user` step, each model answer as an `agent` step
 //! carrying its tool calls, their observations and the call's metrics, engine notices as
-//! `system` steps; hooks and human input in the agent step's `extra`.
+//! `system` steps; hooks and human input in the agent step's `extra`. The sub-agent runs
+//! below it go with it: embedded in `subagent_trajectories`, or as files beside it
+//! ([`Subagents`]), each referred to from the observation of the call that started it.
 //!
 //! Rules of the format kept here (its validators reject the document otherwise): steps
 //! are numbered 1, 2, 3…; an observation result names a tool call of its own step;
 //! `model_name`, `tool_calls` and `metrics` appear only on agent steps; every object is
 //! closed (no unknown keys outside `extra`).
 
+use std::collections::{HashMap, HashSet, VecDeque};
+
 use serde_json::{Map, Value, json};
 
 use super::Content;
 use crate::journal::{Event, EventPayload};
-use crate::trajectory::{Iteration, SubRun, ToolStep, Trajectory};
+use crate::trajectory::{Iteration, ToolStep, Trajectory};
 
 /// The `schema_version` written.
 pub const SCHEMA_VERSION: &str = "ATIF-v1.7";
 
-/// The ATIF document of `trajectory`.
+/// How the trajectories of a run's sub-agents go with its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subagents<'a> {
+    /// In the root document's `subagent_trajectories`, every descendant at the root (where
+    /// ATIF resolves a `trajectory_id` reference), each referred to by its run id.
+    Embedded,
+    /// One file per descendant beside the root's, named `{stem}.{run_id}.json`, referred to
+    /// by that name (`trajectory_path`) and by its run id.
+    Files(&'a str),
+}
+
+/// The ATIF document of `trajectory`, its sub-agents' trajectories embedded.
 #[must_use]
 pub fn trajectory(trajectory: &Trajectory, content: Content) -> Value {
+    documents(trajectory, content, Subagents::Embedded)
+        .into_iter()
+        .next()
+        .map_or(Value::Null, |(_, document)| document)
+}
+
+/// The ATIF documents of `trajectory` and of every sub-agent run below it (read back
+/// from their own files), with the file name each goes to: one document when
+/// [`Subagents::Embedded`] (named after the run), else the root's then one per descendant.
+#[must_use]
+pub fn documents(
+    trajectory: &Trajectory,
+    content: Content,
+    subagents: Subagents<'_>,
+) -> Vec<(String, Value)> {
+    let (root_refs, descendants) = descendants(trajectory);
+    let reference = |run_id: &str| match subagents {
+        Subagents::Embedded => json!({"trajectory_id": run_id, "session_id": run_id}),
+        Subagents::Files(stem) => json!({
+            "trajectory_id": run_id,
+            "session_id": run_id,
+            "trajectory_path": child_file(stem, run_id),
+        }),
+    };
+    let document_of = |run: &Trajectory, refs: &HashMap<String, String>| {
+        document(run, content, &|action_id: &str| {
+            refs.get(action_id).map(|run_id| reference(run_id))
+        })
+    };
+    let mut root = document_of(trajectory, &root_refs);
+    let children: Vec<(String, Value)> = descendants
+        .iter()
+        .map(|(run, refs)| (run.run_id().to_owned(), document_of(run, refs)))
+        .collect();
+    match subagents {
+        Subagents::Embedded => {
+            if !children.is_empty() {
+                insert(
+                    &mut root,
+                    "subagent_trajectories",
+                    Value::Array(children.into_iter().map(|(_, doc)| doc).collect()),
+                );
+            }
+            vec![(format!("{}.json", trajectory.run_id()), root)]
+        }
+        Subagents::Files(stem) => std::iter::once((format!("{stem}.json"), root))
+            .chain(
+                children
+                    .into_iter()
+                    .map(|(run_id, doc)| (child_file(stem, &run_id), doc)),
+            )
+            .collect(),
+    }
+}
+
+/// The file a descendant's trajectory goes to, beside the root's `{stem}.json`.
+fn child_file(stem: &str, run_id: &str) -> String {
+    format!("{stem}.{run_id}.json")
+}
+
+/// The sub-agent runs of each call of `root` (action id → run id), and every run below
+/// it, breadth first, each with its own calls' sub-agents. A run met twice is exported
+/// once.
+#[allow(
+    clippy::type_complexity,
+    reason = "a private pair of maps, named where used"
+)]
+fn descendants(
+    root: &Trajectory,
+) -> (
+    HashMap<String, String>,
+    Vec<(Trajectory, HashMap<String, String>)>,
+) {
+    let mut seen: HashSet<std::path::PathBuf> = HashSet::from([root.dir()]);
+    let mut queue = VecDeque::new();
+    let mut refs_of = |run: &Trajectory, queue: &mut VecDeque<Trajectory>| {
+        let mut refs = HashMap::new();
+        for (action_id, child) in run.subagents() {
+            refs.insert(action_id, child.run_id().to_owned());
+            if seen.insert(child.dir()) {
+                queue.push_back(child);
+            }
+        }
+        refs
+    };
+    let root_refs = refs_of(root, &mut queue);
+    let mut found = Vec::new();
+    while let Some(run) = queue.pop_front() {
+        let refs = refs_of(&run, &mut queue);
+        found.push((run, refs));
+    }
+    (root_refs, found)
+}
+
+/// The document of one run; `subagent` gives the reference of a call's sub-agent run.
+fn document(
+    trajectory: &Trajectory,
+    content: Content,
+    subagent: &dyn Fn(&str) -> Option<Value>,
+) -> Value {
     let metadata = &trajectory.metadata;
     let mut steps: Vec<Value> = Vec::new();
     for iteration in trajectory.iterations() {
-        iteration_steps(trajectory, &iteration, content, &mut steps);
+        iteration_steps(&iteration, content, subagent, &mut steps);
     }
     if steps.is_empty() {
         // ATIF needs one step; a run whose journal is still empty has its task.
@@ -56,10 +171,20 @@ pub fn trajectory(trajectory: &Trajectory, content: Content) -> Value {
         }),
     );
 
-    let usage = &metadata.usage;
+    // ATIF's totals include the sub-agents; the run's own usage is in extra.delta.
+    let usage = metadata
+        .subtree
+        .as_ref()
+        .map_or(&metadata.usage, |subtree| &subtree.usage);
     let mut final_metrics = Map::new();
     final_metrics.insert("total_prompt_tokens".into(), json!(usage.input_tokens));
     final_metrics.insert("total_completion_tokens".into(), json!(usage.output_tokens));
+    if usage.cached_input_tokens > 0 {
+        final_metrics.insert(
+            "total_cached_tokens".into(),
+            json!(usage.cached_input_tokens),
+        );
+    }
     final_metrics.insert("total_cost_usd".into(), json!(usage.total_cost_usd));
     final_metrics.insert("total_steps".into(), json!(steps.len()));
     final_metrics.insert(
@@ -90,7 +215,13 @@ pub fn trajectory(trajectory: &Trajectory, content: Content) -> Value {
             .as_ref()
             .map_or(Value::Null, |result| content.value(result)),
     );
-    delta.insert("usage".into(), json!(usage));
+    delta.insert("usage".into(), json!(metadata.usage));
+    if let Some(subtree) = &metadata.subtree {
+        delta.insert("subtree".into(), json!(subtree));
+    }
+    if let Some(called_by) = &metadata.called_by {
+        delta.insert("called_by".into(), json!(called_by));
+    }
     if content.redact {
         delta.insert("content_redacted".into(), json!(true));
     }
@@ -114,9 +245,9 @@ pub fn trajectory(trajectory: &Trajectory, content: Content) -> Value {
 
 /// The steps of one iteration, appended to `steps`.
 fn iteration_steps(
-    trajectory: &Trajectory,
     iteration: &Iteration<'_>,
     content: Content,
+    subagent: &dyn Fn(&str) -> Option<Value>,
     steps: &mut Vec<Value>,
 ) {
     let mut agent_step: Option<Value> = None;
@@ -141,7 +272,7 @@ fn iteration_steps(
                 continue;
             }
             EventPayload::Thought(_) => {
-                agent_step = Some(answer_step(trajectory, iteration, event, content));
+                agent_step = Some(answer_step(iteration, event, content, subagent));
                 continue;
             }
             EventPayload::ActionRequest(_) | EventPayload::ActionResult(_) => continue,
@@ -203,10 +334,10 @@ fn flush(agent_step: &mut Option<Value>, notes: &mut Vec<Value>, steps: &mut Vec
 
 /// The agent step of a THOUGHT: its text, tool calls, observations and metrics.
 fn answer_step(
-    trajectory: &Trajectory,
     iteration: &Iteration<'_>,
     event: &Event,
     content: Content,
+    subagent: &dyn Fn(&str) -> Option<Value>,
 ) -> Value {
     let Some((_, thought)) = iteration.thought else {
         return step("agent", "", Some(event.timestamp.to_string()));
@@ -247,7 +378,7 @@ fn answer_step(
         .tools
         .iter()
         .filter(|tool| known.contains(&tool.request.tool_call_id.as_str()))
-        .filter_map(|tool| observation(trajectory, tool, content))
+        .filter_map(|tool| observation(tool, content, subagent))
         .collect();
     if !results.is_empty() {
         insert(&mut agent, "observation", json!({"results": results}));
@@ -264,6 +395,10 @@ fn answer_step(
         if let Some(usage) = call.token_usage {
             metrics.insert("prompt_tokens".into(), json!(usage.prompt_tokens));
             metrics.insert("completion_tokens".into(), json!(usage.completion_tokens));
+            // ATIF's `prompt_tokens` includes the cached ones, as the engine's does.
+            if usage.cached_tokens > 0 {
+                metrics.insert("cached_tokens".into(), json!(usage.cached_tokens));
+            }
         }
         if let Some(cost) = call.cost_usd() {
             metrics.insert("cost_usd".into(), json!(cost));
@@ -280,8 +415,13 @@ fn answer_step(
     agent
 }
 
-/// The observation result of a finished tool call.
-fn observation(trajectory: &Trajectory, tool: &ToolStep<'_>, content: Content) -> Option<Value> {
+/// The observation result of a finished tool call; a call that started a sub-agent run
+/// refers to that run's trajectory.
+fn observation(
+    tool: &ToolStep<'_>,
+    content: Content,
+    subagent: &dyn Fn(&str) -> Option<Value>,
+) -> Option<Value> {
     let (_, result) = tool.result?;
     let mut extra = Map::new();
     extra.insert("action_id".into(), json!(result.action_id));
@@ -304,26 +444,8 @@ fn observation(trajectory: &Trajectory, tool: &ToolStep<'_>, content: Content) -
         "content": content.text(&result.observation_content),
         "extra": extra,
     });
-    if let Some(sub) = SubRun::of(tool.request) {
-        let dir = sub.dir(&trajectory.metadata.work_dir);
-        insert(
-            &mut value,
-            "subagent_trajectory_ref",
-            json!([{
-                "session_id": sub.run_id,
-                "trajectory_path": dir.display().to_string(),
-                "extra": {
-                    "export": format!(
-                        "delta export --run-id {} -w {} --format atif",
-                        sub.run_id,
-                        dir.parent()
-                            .and_then(std::path::Path::parent)
-                            .map(|ws| ws.display().to_string())
-                            .unwrap_or_default()
-                    ),
-                },
-            }]),
-        );
+    if let Some(reference) = subagent(&result.action_id) {
+        insert(&mut value, "subagent_trajectory_ref", json!([reference]));
     }
     Some(value)
 }

@@ -69,11 +69,13 @@ pub enum Format {
 /// `trajectory` in `format`, pretty-printed JSON with a trailing newline.
 #[must_use]
 pub fn render(trajectory: &Trajectory, format: Format, content: Content) -> String {
-    let value = match format {
-        Format::Atif => atif::trajectory(trajectory, content),
-        Format::Otlp => otlp::trace_request(trajectory, content),
-    };
-    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
-    text.push('\n');
-    text
+    match format {
+        Format::Atif => {
+            let mut text = serde_json::to_string_pretty(&atif::trajectory(trajectory, content))
+                .unwrap_or_default();
+            text.push('\n');
+            text
+        }
+        Format::Otlp => otlp::to_json(&otlp::trace_request(trajectory, content)),
+    }
 }

@@ -96,6 +96,22 @@ pub enum HookDetails {
     OnIterationStart,
     /// A Think-Act-Observe iteration ended.
     OnIterationEnd,
+    /// A sub-agent run this run's agent tool started ended its part (completed, failed,
+    /// stopped, or paused for a human's answer). `input/payload.dat` holds its status,
+    /// error and result.
+    OnSubagentEnd {
+        /// The agent call that started it.
+        action_id: String,
+        /// The agent tool called.
+        tool_name: String,
+        /// The sub-agent run (also `$SUBAGENT_RUN_ID`).
+        subagent_run_id: String,
+        /// How it ended (also `$SUBAGENT_STATUS`).
+        status: FinalStatus,
+        /// Why, when FAILED or INTERRUPTED.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<ErrorInfo>,
+    },
 }
 
 /// `output/control.json` of `pre_tool_execution`: `{"skip": true, "observation": "why"}`

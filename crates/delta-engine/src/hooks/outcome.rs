@@ -157,6 +157,7 @@ fn consequence(hook: HookName) -> &'static str {
         | HookName::OnError
         | HookName::OnRunEnd
         | HookName::OnIterationStart
-        | HookName::OnIterationEnd => "the run goes on",
+        | HookName::OnIterationEnd
+        | HookName::OnSubagentEnd => "the run goes on",
     }
 }

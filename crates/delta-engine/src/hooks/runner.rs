@@ -88,6 +88,19 @@ pub enum HookEvent<'a> {
     OnIterationStart,
     /// An iteration ended.
     OnIterationEnd,
+    /// A sub-agent run ended its part.
+    OnSubagentEnd {
+        /// The agent call that started it.
+        call: ToolCallInfo<'a>,
+        /// The sub-agent run.
+        run_id: &'a str,
+        /// How it ended.
+        status: FinalStatus,
+        /// Why, when FAILED or INTERRUPTED.
+        error: Option<&'a ErrorInfo>,
+        /// Its answer, when COMPLETED.
+        result: Option<&'a Value>,
+    },
 }
 
 impl HookEvent<'_> {
@@ -103,6 +116,7 @@ impl HookEvent<'_> {
             HookEvent::OnRunEnd { .. } => HookName::OnRunEnd,
             HookEvent::OnIterationStart => HookName::OnIterationStart,
             HookEvent::OnIterationEnd => HookName::OnIterationEnd,
+            HookEvent::OnSubagentEnd { .. } => HookName::OnSubagentEnd,
         }
     }
 
@@ -134,6 +148,19 @@ impl HookEvent<'_> {
             },
             HookEvent::OnIterationStart => HookDetails::OnIterationStart,
             HookEvent::OnIterationEnd => HookDetails::OnIterationEnd,
+            HookEvent::OnSubagentEnd {
+                call,
+                run_id,
+                status,
+                error,
+                ..
+            } => HookDetails::OnSubagentEnd {
+                action_id: call.action_id.to_owned(),
+                tool_name: call.tool_name.to_owned(),
+                subagent_run_id: (*run_id).to_owned(),
+                status: *status,
+                error: error.cloned(),
+            },
         }
     }
 
@@ -157,6 +184,19 @@ impl HookEvent<'_> {
                 error,
                 result,
             } => json!({ "status": status, "error": error, "result": result }),
+            HookEvent::OnSubagentEnd {
+                call,
+                run_id,
+                status,
+                error,
+                result,
+            } => json!({
+                "call": call_json(call),
+                "subagent_run_id": run_id,
+                "status": status,
+                "error": error,
+                "result": result,
+            }),
             HookEvent::OnIterationStart | HookEvent::OnIterationEnd => return Ok(None),
         };
         let mut bytes = serde_json::to_vec_pretty(&value)?;
@@ -176,6 +216,13 @@ impl HookEvent<'_> {
             HookEvent::OnRunEnd { status, .. } => {
                 vec![("RUN_STATUS", RunStatus::from(*status).as_str().to_owned())]
             }
+            HookEvent::OnSubagentEnd { run_id, status, .. } => vec![
+                ("SUBAGENT_RUN_ID", (*run_id).to_owned()),
+                (
+                    "SUBAGENT_STATUS",
+                    RunStatus::from(*status).as_str().to_owned(),
+                ),
+            ],
             HookEvent::PreLlmRequest { .. }
             | HookEvent::PostLlmResponse { .. }
             | HookEvent::OnIterationStart
@@ -311,6 +358,7 @@ impl HookRunner {
             output: self
                 .output
                 .with_files(meta.join("stdout.log"), meta.join("stderr.log")),
+            record: None,
         };
 
         // Dropping the process future kills the hook's process group.
@@ -492,7 +540,8 @@ fn ingest(
         | HookEvent::OnError(_)
         | HookEvent::OnRunEnd { .. }
         | HookEvent::OnIterationStart
-        | HookEvent::OnIterationEnd => Ok(HookEffect::None),
+        | HookEvent::OnIterationEnd
+        | HookEvent::OnSubagentEnd { .. } => Ok(HookEffect::None),
     }
 }
 
@@ -533,7 +582,13 @@ fn ingest_override(output: &Path, redactor: &Redactor) -> Result<HookEffect, Hoo
                 .to_owned(),
         ));
     };
-    if !fields.get("messages").is_some_and(Value::is_array) {
+    // The conversation of every API the engine speaks: `messages` (chat, Anthropic) or the
+    // Responses API's `input`.
+    let conversation = fields.get("messages").is_some_and(Value::is_array)
+        || fields
+            .get("input")
+            .is_some_and(|input| input.is_array() || input.is_string());
+    if !conversation {
         return Err(invalid(
             "it has no \"messages\" array; start from input/payload.dat and change what you need"
                 .to_owned(),

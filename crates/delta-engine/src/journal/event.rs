@@ -15,6 +15,7 @@ use schemars::{JsonSchema, Schema};
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::llm::{CallUsage, Passback};
 use crate::run::{ErrorInfo, FinalStatus, InputType, RunId, Timestamp};
 
 /// One line of `journal.jsonl`: `{"seq", "timestamp", "type", "payload"}`.
@@ -320,7 +321,7 @@ impl From<&ToolCall> for crate::llm::ToolCall {
 
 /// Payload of `THOUGHT`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(transform = not_required(&["tool_calls", "reasoning"]))]
+#[schemars(transform = not_required(&["tool_calls", "reasoning", "passback", "usage"]))]
 pub struct Thought {
     /// The model's text (empty when it sent only tool calls).
     pub content: String,
@@ -333,10 +334,21 @@ pub struct Thought {
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
     /// The model's reasoning, when the server sends it apart from the answer
-    /// (`reasoning_content` or `reasoning`). Kept for the record and shown with `-v`;
-    /// never sent back to the model.
+    /// (`reasoning_content` or `reasoning`, Anthropic's thinking, the summaries of
+    /// Responses reasoning items). Kept for the record and shown with `-v`; sent back only
+    /// to a chat server that needs it (`llm.reasoning_passback: [reasoning_content]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// What the answer must carry back to the model on later requests, exactly as it came
+    /// (Anthropic's thinking blocks with their signatures, Responses reasoning items with
+    /// their encrypted content): the conversation is rebuilt from the journal before every
+    /// call, so they live here. Written by this engine when the answer had any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passback: Option<Passback>,
+    /// The call's token counts as the API reported them. Written by this engine when the
+    /// answer had usage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<CallUsage>,
 }
 
 /// Payload of `ACTION_REQUEST`.
@@ -361,6 +373,20 @@ pub struct ActionRequest {
     /// runs on the host or runs nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<crate::environment::CallEnvironment>,
+    /// The sub-agent run this call starts (agent tools only): named before the run exists,
+    /// so that a run continued after a crash finds its child instead of starting another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<SubagentRef>,
+}
+
+/// The sub-agent run of an agent tool's call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SubagentRef {
+    /// The child run's id.
+    pub run_id: RunId,
+    /// Its workspace, when it is not the calling run's (a tool's `workspace:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<std::path::PathBuf>,
 }
 
 /// Outcome of a tool execution.
@@ -408,6 +434,9 @@ pub struct ActionResult {
     /// Names `io/tool_executions/{execution_ref}/` (the action id); the directory may be
     /// missing when no command ran.
     pub execution_ref: String,
+    /// The sub-agent run whose end this result is (agent tools only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<SubagentRef>,
 }
 
 /// Payload of `HUMAN_INPUT_REQUEST`.

@@ -1,18 +1,24 @@
-//! The HTTP client for `POST {base_url}/chat/completions`: sends the engine's bytes
-//! verbatim and retries transient failures with jittered exponential backoff.
+//! The HTTP client of the agent's model API (`POST {base_url}/chat/completions`,
+//! `{base_url}/responses` or Anthropic's `{base_url}/v1/messages`, with each API's
+//! authentication headers): sends the engine's bytes verbatim and retries transient
+//! failures with jittered exponential backoff.
 
 use std::error::Error as _;
 use std::time::{Duration, Instant, SystemTime};
 
 use chrono::{DateTime, Utc};
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, LOCATION, RETRY_AFTER};
+use delta_scenario::ModelApi;
+use reqwest::header::{
+    AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION, RETRY_AFTER,
+};
 use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
 use super::credentials::Credentials;
 use super::error::{AttemptFailure, AttemptRecord, LlmError, format_duration};
-use super::response::{Completion, error_text, parse_body};
-use super::stream::{LiveText, assemble, is_event_stream};
+use super::response::{Completion, error_text};
+use super::stream::{LiveText, is_event_stream};
+use super::wire;
 use crate::secrets::{Redactor, url_without_userinfo};
 
 /// Characters of a response body quoted in an error message.
@@ -52,16 +58,21 @@ impl Default for ClientSettings {
     }
 }
 
-/// A chat-completions client bound to one endpoint and key.
+/// The `anthropic-version` header every Anthropic SDK sends (A-SDK `_client.py`).
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// A model API client bound to one API, endpoint and key.
 #[derive(Debug)]
 pub struct LlmClient {
+    api: ModelApi,
     http: reqwest::Client,
     endpoint: Url,
     /// The endpoint as shown in errors and logs: without the userinfo of the base URL.
     shown_endpoint: String,
     /// What the server may echo back: the key, the base URL's userinfo.
     redactor: Redactor,
-    authorization: Option<HeaderValue>,
+    /// The key's header: `Authorization: Bearer …`, or Anthropic's `x-api-key`.
+    authorization: Option<(HeaderName, HeaderValue)>,
     settings: ClientSettings,
 }
 
@@ -98,10 +109,12 @@ enum Retry {
 }
 
 impl LlmClient {
-    /// Builds the client. Redirects are not followed: a redirected POST silently turns
-    /// into a GET, so the redirect is reported for the user to fix DELTA_BASE_URL.
+    /// Builds the client for the credentials' API. Redirects are not followed: a
+    /// redirected POST silently turns into a GET, so the redirect is reported for the user
+    /// to fix the base URL.
     pub fn new(credentials: Credentials, settings: ClientSettings) -> Result<Self, LlmError> {
-        let endpoint_text = format!("{}/chat/completions", credentials.base_url());
+        let api = credentials.api();
+        let endpoint_text = wire::endpoint(api, credentials.base_url());
         let shown_endpoint = url_without_userinfo(&endpoint_text);
         let endpoint = Url::parse(&endpoint_text).map_err(|error| LlmError::Setup {
             detail: format!("invalid endpoint {shown_endpoint}: {error}"),
@@ -109,14 +122,18 @@ impl LlmClient {
         let authorization = credentials
             .api_key()
             .map(|key| {
-                let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    LlmError::Setup {
-                        detail: "the API key cannot be sent in an HTTP header".to_owned(),
+                let (name, text) = match api {
+                    ModelApi::Chat | ModelApi::Responses => {
+                        (AUTHORIZATION, format!("Bearer {key}"))
                     }
+                    ModelApi::Anthropic => (HeaderName::from_static("x-api-key"), key.to_owned()),
+                };
+                let mut value = HeaderValue::from_str(&text).map_err(|_| LlmError::Setup {
+                    detail: "the API key cannot be sent in an HTTP header".to_owned(),
                 })?;
                 // Keeps the header out of any `Debug` output of the request.
                 value.set_sensitive(true);
-                Ok(value)
+                Ok((name, value))
             })
             .transpose()?;
         let http = crate::http::client_builder()
@@ -128,6 +145,7 @@ impl LlmClient {
                 detail: error.to_string(),
             })?;
         Ok(LlmClient {
+            api,
             http,
             endpoint,
             shown_endpoint,
@@ -137,14 +155,19 @@ impl LlmClient {
         })
     }
 
-    /// The URL requests go to, `{base_url}/chat/completions`, with any userinfo of the
-    /// base URL replaced by `[REDACTED]`.
+    /// The URL requests go to (`{base_url}/chat/completions` for chat), with any userinfo
+    /// of the base URL replaced by `[REDACTED]`.
     pub fn endpoint(&self) -> &str {
         &self.shown_endpoint
     }
 
-    /// Sends `body` (a serialized chat-completions request) as it is and returns the
-    /// parsed first choice. Connection errors, HTTP 408, 429 and 5xx are retried up to
+    /// The API the client speaks.
+    pub fn api(&self) -> ModelApi {
+        self.api
+    }
+
+    /// Sends `body` (a serialized request of the client's API) as it is and returns the
+    /// parsed answer. Connection errors, HTTP 408, 429 and 5xx are retried up to
     /// `max_attempts`, a timeout only once; other statuses and malformed 2xx bodies fail at
     /// once.
     pub async fn complete(&self, body: &[u8]) -> Result<Completion, LlmError> {
@@ -230,8 +253,11 @@ impl LlmClient {
             .post(self.endpoint.clone())
             .header(CONTENT_TYPE, "application/json")
             .body(body.to_vec());
-        if let Some(authorization) = &self.authorization {
-            request = request.header(AUTHORIZATION, authorization.clone());
+        if let Some((name, value)) = &self.authorization {
+            request = request.header(name.clone(), value.clone());
+        }
+        if self.api == ModelApi::Anthropic {
+            request = request.header("anthropic-version", ANTHROPIC_VERSION);
         }
         let mut response = match request.send().await {
             Ok(response) => response,
@@ -245,7 +271,7 @@ impl LlmClient {
         let live = status.is_success() && is_event_stream(content_type.as_deref(), b"");
         let body = if live {
             let mut body = Vec::new();
-            let mut text = LiveText::default();
+            let mut text = LiveText::new(self.api);
             loop {
                 match response.chunk().await {
                     Ok(Some(chunk)) => {
@@ -263,9 +289,21 @@ impl LlmClient {
             }
         };
         if status.is_success() {
+            let event_stream = is_event_stream(content_type.as_deref(), &body);
+            // An overloaded service may say so inside a 2xx stream: a retry may cure it.
+            if event_stream && let Some((status, message)) = wire::stream_failure(self.api, &body) {
+                return Sent::Failed {
+                    failure: AttemptFailure::Status {
+                        status,
+                        message: self.redact(truncate(&message, MESSAGE_CHARS)),
+                    },
+                    retry: Retry::Backoff,
+                    body: Some(body),
+                };
+            }
             return Sent::Success {
                 status: status.as_u16(),
-                event_stream: is_event_stream(content_type.as_deref(), &body),
+                event_stream,
                 body,
             };
         }
@@ -301,11 +339,11 @@ impl LlmClient {
         // A stream is reassembled into the body a non-streamed call returns; the events
         // themselves are kept for `response.sse`.
         let parsed = if event_stream {
-            assemble(&body).and_then(|assembled| {
-                parse_body(&assembled).map(|parsed| (parsed, Some(assembled)))
+            wire::assemble(self.api, &body).and_then(|assembled| {
+                wire::parse_body(self.api, &assembled).map(|parsed| (parsed, Some(assembled)))
             })
         } else {
-            parse_body(&body).map(|parsed| (parsed, None))
+            wire::parse_body(self.api, &body).map(|parsed| (parsed, None))
         };
         match parsed {
             Ok((parsed, assembled)) => {
@@ -323,6 +361,7 @@ impl LlmClient {
             }
             Err(reason) => Err(LlmError::MalformedResponse {
                 url: self.shown_endpoint.clone(),
+                api: self.api,
                 status,
                 reason: self.redact(truncate(&reason, MESSAGE_CHARS)),
                 excerpt: self.redact(excerpt(&body)),
@@ -342,7 +381,11 @@ impl LlmClient {
     ) -> LlmError {
         let url = self.shown_endpoint.clone();
         match failure {
-            AttemptFailure::Connection { .. } => LlmError::Unreachable { url, attempts },
+            AttemptFailure::Connection { .. } => LlmError::Unreachable {
+                url,
+                api: self.api,
+                attempts,
+            },
             AttemptFailure::Timeout { after } => LlmError::Timeout {
                 url,
                 timeout: after,
@@ -350,6 +393,7 @@ impl LlmClient {
             },
             AttemptFailure::Status { status, message } => LlmError::Http {
                 url,
+                api: self.api,
                 status,
                 message,
                 body: answer.unwrap_or_default().into(),

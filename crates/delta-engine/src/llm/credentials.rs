@@ -5,10 +5,15 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use delta_scenario::ModelApi;
 use reqwest::Url;
 
 /// The base URL used when neither `DELTA_BASE_URL` nor `OPENAI_BASE_URL` is set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// The base URL of `llm.api: anthropic` when neither `ANTHROPIC_BASE_URL` nor
+/// `DELTA_BASE_URL` is set: the host without `/v1`, as Anthropic's SDKs take it.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 
 /// Variables naming the API key, most preferred first.
 pub const API_KEY_VARIABLES: [&str; 2] = ["DELTA_API_KEY", "OPENAI_API_KEY"];
@@ -16,9 +21,21 @@ pub const API_KEY_VARIABLES: [&str; 2] = ["DELTA_API_KEY", "OPENAI_API_KEY"];
 /// Variables naming the base URL, most preferred first.
 pub const BASE_URL_VARIABLES: [&str; 2] = ["DELTA_BASE_URL", "OPENAI_BASE_URL"];
 
-/// The host that requires a key; any other server (Ollama, vLLM, llama.cpp, mock-llm)
+/// Variables naming the key of `llm.api: anthropic`, most preferred first: Anthropic's
+/// SDKs read `ANTHROPIC_API_KEY`.
+pub const ANTHROPIC_KEY_VARIABLES: [&str; 2] = ["ANTHROPIC_API_KEY", "DELTA_API_KEY"];
+
+/// Variables naming the base URL of `llm.api: anthropic`, most preferred first.
+pub const ANTHROPIC_BASE_URL_VARIABLES: [&str; 2] = ["ANTHROPIC_BASE_URL", "DELTA_BASE_URL"];
+
+/// Every variable that may hold a model API key: what a run's redactor keeps out of its
+/// files even when the run uses another one (tools inherit them all).
+pub const KEY_VARIABLES: [&str; 3] = ["DELTA_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+
+/// The hosts that require a key; any other server (Ollama, vLLM, llama.cpp, mock-llm)
 /// may be used without one.
 const OPENAI_HOST: &str = "api.openai.com";
+const ANTHROPIC_HOST: &str = "api.anthropic.com";
 
 /// Where a credential value was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,11 +98,12 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// The base URL and optional API key for the chat-completions API.
+/// The base URL and optional API key for one model API.
 ///
 /// `Debug` shows the base URL and where each value came from, never the key.
 #[derive(Clone, Debug)]
 pub struct Credentials {
+    api: ModelApi,
     base_url: String,
     api_key: Option<ApiKey>,
     base_url_origin: Option<Origin>,
@@ -93,20 +111,35 @@ pub struct Credentials {
 }
 
 impl Credentials {
-    /// Credentials given explicitly (no origins). The base URL must be an absolute
-    /// `http` or `https` URL; a trailing `/` is dropped. An empty key means no key.
+    /// Chat-completions credentials given explicitly (no origins). The base URL must be an
+    /// absolute `http` or `https` URL; a trailing `/` is dropped. An empty key means no key.
     pub fn new(base_url: &str, api_key: Option<String>) -> Result<Self, CredentialsError> {
+        Self::for_api(ModelApi::Chat, base_url, api_key)
+    }
+
+    /// [`Credentials::new`] for `api` (Anthropic's base URL stops before `/v1`).
+    pub fn for_api(
+        api: ModelApi,
+        base_url: &str,
+        api_key: Option<String>,
+    ) -> Result<Self, CredentialsError> {
         let base_url = normalize_base_url(base_url, None)?;
         let api_key = match api_key.map(|key| key.trim().to_owned()) {
             Some(key) if !key.is_empty() => Some(validate_key(key, None)?),
             Some(_) | None => None,
         };
         Ok(Credentials {
+            api,
             base_url,
             api_key,
             base_url_origin: None,
             api_key_origin: None,
         })
+    }
+
+    /// The API these credentials are for.
+    pub fn api(&self) -> ModelApi {
+        self.api
     }
 
     /// The base URL without a trailing `/`, e.g. `https://api.openai.com/v1`.
@@ -145,14 +178,17 @@ impl Credentials {
 #[derive(Debug, thiserror::Error)]
 pub enum CredentialsError {
     #[error(
-        "no API key is set for {base_url}\n  = help: set DELTA_API_KEY (or OPENAI_API_KEY) in \
-         the environment, or add the line `DELTA_API_KEY=<your key>` to one of these .env \
-         files (earlier ones win over later ones and over the environment): {files}; a local \
-         OpenAI-compatible server needs no key: point DELTA_BASE_URL at it instead, e.g. \
-         DELTA_BASE_URL=http://localhost:11434/v1",
-        files = list_paths(env_files)
+        "no API key is set for {base_url}\n  = help: set {first} (or {second}) in the \
+         environment, or add the line `{first}=<your key>` to one of these .env files \
+         (earlier ones win over later ones and over the environment): {files}; {local}",
+        first = key_variables(*api)[0],
+        second = key_variables(*api)[1],
+        files = list_paths(env_files),
+        local = local_hint(*api)
     )]
     MissingKey {
+        /// The API the key is for.
+        api: ModelApi,
         base_url: String,
         /// The `.env` files searched, highest priority first.
         env_files: Vec<PathBuf>,
@@ -194,6 +230,35 @@ pub enum CredentialsError {
     InvalidKey { origin: Option<Origin> },
 }
 
+/// The variables naming `api`'s key, most preferred first.
+fn key_variables(api: ModelApi) -> [&'static str; 2] {
+    match api {
+        ModelApi::Chat | ModelApi::Responses => API_KEY_VARIABLES,
+        ModelApi::Anthropic => ANTHROPIC_KEY_VARIABLES,
+    }
+}
+
+/// The variables naming `api`'s base URL, most preferred first.
+fn base_url_variables(api: ModelApi) -> [&'static str; 2] {
+    match api {
+        ModelApi::Chat | ModelApi::Responses => BASE_URL_VARIABLES,
+        ModelApi::Anthropic => ANTHROPIC_BASE_URL_VARIABLES,
+    }
+}
+
+fn local_hint(api: ModelApi) -> &'static str {
+    match api {
+        ModelApi::Chat | ModelApi::Responses => {
+            "a local OpenAI-compatible server needs no key: point DELTA_BASE_URL at it \
+             instead, e.g. DELTA_BASE_URL=http://localhost:11434/v1"
+        }
+        ModelApi::Anthropic => {
+            "a gateway that speaks Anthropic's API may need none: point ANTHROPIC_BASE_URL \
+             at it instead (the host, without /v1)"
+        }
+    }
+}
+
 fn list_paths(paths: &[PathBuf]) -> String {
     paths
         .iter()
@@ -206,7 +271,17 @@ fn describe_origin(origin: Option<&Origin>) -> String {
     origin.map_or_else(String::new, |origin| format!(" ({origin})"))
 }
 
-/// Resolves the API key and base URL.
+/// Resolves the API key and base URL of the chat-completions API: [`resolve_credentials_for`]
+/// with [`ModelApi::Chat`].
+pub fn resolve_credentials(
+    workspace: &Path,
+    agent_home: &Path,
+    process_env: impl Fn(&str) -> Option<String>,
+) -> Result<Credentials, CredentialsError> {
+    resolve_credentials_for(ModelApi::Chat, workspace, agent_home, process_env)
+}
+
+/// Resolves the API key and base URL of `api`.
 ///
 /// Each variable is looked up through four layers, first hit wins (seed 000 §2.6.7):
 /// `{workspace}/.env`, `{agent_home}/.env`, the project root's `.env` (the nearest ancestor
@@ -216,9 +291,16 @@ fn describe_origin(origin: Option<&Origin>) -> String {
 /// as unset. The `.env` files are parsed with dotenvy's iterator, so the process
 /// environment is never modified.
 ///
-/// A key is required only when the base URL's host is `api.openai.com`. Both directories
-/// are expected to be absolute, as the engine's `${CWD}` and `${AGENT_HOME}` are.
-pub fn resolve_credentials(
+/// `llm.api: anthropic` reads its key from `ANTHROPIC_API_KEY`, else `DELTA_API_KEY`, and its
+/// base URL from `ANTHROPIC_BASE_URL` (the host, as Anthropic's SDKs take it), else
+/// `DELTA_BASE_URL` with a trailing `/v1` removed (so one `DELTA_BASE_URL` serves every API
+/// of a gateway or mock-llm), else [`ANTHROPIC_BASE_URL`]; `OPENAI_*` are not read for it.
+///
+/// A key is required only when the base URL's host is `api.openai.com` (or, for Anthropic,
+/// `api.anthropic.com`). Both directories are expected to be absolute, as the engine's
+/// `${CWD}` and `${AGENT_HOME}` are.
+pub fn resolve_credentials_for(
+    api: ModelApi,
     workspace: &Path,
     agent_home: &Path,
     process_env: impl Fn(&str) -> Option<String>,
@@ -251,18 +333,37 @@ pub fn resolve_credentials(
     };
     let first = |variables: [&'static str; 2]| variables.into_iter().find_map(&lookup);
 
-    let (base_url, base_url_origin) = match first(BASE_URL_VARIABLES) {
-        Some((value, origin)) => (normalize_base_url(&value, Some(&origin))?, Some(origin)),
-        None => (DEFAULT_BASE_URL.to_owned(), None),
+    let (base_url, base_url_origin) = match first(base_url_variables(api)) {
+        Some((value, origin)) => {
+            let mut base_url = normalize_base_url(&value, Some(&origin))?;
+            // DELTA_BASE_URL stops at /v1 for the OpenAI APIs; Anthropic's paths begin
+            // there.
+            if api == ModelApi::Anthropic
+                && origin.variable == "DELTA_BASE_URL"
+                && let Some(host) = base_url.strip_suffix("/v1")
+            {
+                base_url = host.to_owned();
+            }
+            (base_url, Some(origin))
+        }
+        None => match api {
+            ModelApi::Chat | ModelApi::Responses => (DEFAULT_BASE_URL.to_owned(), None),
+            ModelApi::Anthropic => (ANTHROPIC_BASE_URL.to_owned(), None),
+        },
     };
 
-    let (api_key, api_key_origin) = match first(API_KEY_VARIABLES) {
+    let (api_key, api_key_origin) = match first(key_variables(api)) {
         Some((value, origin)) => (Some(validate_key(value, Some(&origin))?), Some(origin)),
         None => (None, None),
     };
 
-    if api_key.is_none() && is_openai(&base_url) {
+    let needs_key = match api {
+        ModelApi::Chat | ModelApi::Responses => is_host(&base_url, OPENAI_HOST),
+        ModelApi::Anthropic => is_host(&base_url, ANTHROPIC_HOST),
+    };
+    if api_key.is_none() && needs_key {
         return Err(CredentialsError::MissingKey {
+            api,
             base_url: crate::secrets::url_without_userinfo(&base_url),
             env_files: env_files
                 .iter()
@@ -273,6 +374,7 @@ pub fn resolve_credentials(
     }
 
     Ok(Credentials {
+        api,
         base_url,
         api_key,
         base_url_origin,
@@ -417,14 +519,19 @@ fn validate_key(key: String, origin: Option<&Origin>) -> Result<ApiKey, Credenti
     }
 }
 
-fn is_openai(base_url: &str) -> bool {
+/// Whether `base_url`'s host is `host`.
+fn is_host(base_url: &str, host: &str) -> bool {
     Url::parse(base_url)
         .ok()
-        .and_then(|url| {
-            url.host_str()
-                .map(|host| host.eq_ignore_ascii_case(OPENAI_HOST))
-        })
+        .and_then(|url| url.host_str().map(|known| known.eq_ignore_ascii_case(host)))
         .unwrap_or(false)
+}
+
+/// Whether requests to `endpoint` go to OpenAI itself (it takes a `prompt_cache_key` on
+/// chat completions; other compatible servers may refuse one).
+#[must_use]
+pub fn is_openai_endpoint(endpoint: &str) -> bool {
+    is_host(endpoint, OPENAI_HOST)
 }
 
 #[cfg(test)]
@@ -454,9 +561,10 @@ mod tests {
 
     #[test]
     fn openai_is_recognised_by_host_only() {
-        assert!(is_openai("https://api.openai.com/v1"));
-        assert!(is_openai("https://API.OpenAI.com/v1"));
-        assert!(!is_openai("https://api.openai.com.example.net/v1"));
-        assert!(!is_openai("http://127.0.0.1:8080/v1"));
+        assert!(is_openai_endpoint("https://api.openai.com/v1"));
+        assert!(is_openai_endpoint("https://API.OpenAI.com/v1"));
+        assert!(!is_openai_endpoint("https://api.openai.com.example.net/v1"));
+        assert!(!is_openai_endpoint("http://127.0.0.1:8080/v1"));
+        assert!(is_host("https://api.anthropic.com", ANTHROPIC_HOST));
     }
 }

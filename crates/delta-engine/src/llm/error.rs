@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use delta_scenario::ModelApi;
+
 /// Why one HTTP attempt failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AttemptFailure {
@@ -89,12 +91,15 @@ impl fmt::Debug for ResponseBody {
 pub enum LlmError {
     #[error(
         "cannot reach the LLM API at {url} ({count} attempt(s); last: {last}); is the server \
-         running? check DELTA_BASE_URL (or OPENAI_BASE_URL) and the network",
+         running? check {variables} and the network",
         count = attempts.len(),
-        last = last_failure(attempts)
+        last = last_failure(attempts),
+        variables = base_url_variables(*api)
     )]
     Unreachable {
         url: String,
+        /// The API called.
+        api: ModelApi,
         attempts: Vec<AttemptRecord>,
     },
 
@@ -116,10 +121,12 @@ pub enum LlmError {
     #[error(
         "the LLM API at {url} answered HTTP {status}: {message} ({count} attempt(s)); {hint}",
         count = attempts.len(),
-        hint = http_hint(*status)
+        hint = http_hint(*api, *status)
     )]
     Http {
         url: String,
+        /// The API called.
+        api: ModelApi,
         status: u16,
         /// The server's own message (`error.message` of an OpenAI error body).
         message: String,
@@ -129,12 +136,15 @@ pub enum LlmError {
     },
 
     #[error(
-        "the LLM API at {url} answered HTTP {status} with a body that is not a chat \
-         completion ({reason}); it began: {excerpt}; check that DELTA_BASE_URL points at an \
-         OpenAI-compatible API (usually ending in /v1)"
+        "the LLM API at {url} answered HTTP {status} with a body that is not {what} \
+         ({reason}); it began: {excerpt}; check that {where_to}",
+        what = answer_kind(*api),
+        where_to = malformed_hint(*api)
     )]
     MalformedResponse {
         url: String,
+        /// The API called.
+        api: ModelApi,
         status: u16,
         reason: String,
         /// The start of the body, lossily decoded.
@@ -207,7 +217,7 @@ pub struct ContextOverflow {
 
 impl ContextOverflow {
     /// Recognises the answer `body` with HTTP `status` as a context-length error of
-    /// OpenAI, vLLM, llama.cpp's server or llama-cpp-python.
+    /// OpenAI, Anthropic, vLLM, llama.cpp's server or llama-cpp-python.
     ///
     /// Recognised by the error's `code` (`context_length_exceeded`: OpenAI,
     /// llama-cpp-python), its `type` (`exceed_context_size_error`: llama.cpp), or its
@@ -253,6 +263,7 @@ impl ContextOverflow {
 /// Message phrases that mean the context is too long (matched when neither `code` nor
 /// `type` says so, e.g. vLLM's `BadRequestError`).
 const OVERFLOW_PHRASES: &[&str] = &[
+    "prompt is too long:",
     "maximum context length is",
     "model's context length is only",
     "exceeds the available context size",
@@ -261,6 +272,7 @@ const OVERFLOW_PHRASES: &[&str] = &[
 /// Text that the window's size follows, in the servers' messages.
 const WINDOW_MARKERS: &[&str] = &[
     "maximum context length is ",
+    " tokens > ",
     "model's context length is only ",
     "available context size (",
     "n_ctx = ",
@@ -270,6 +282,7 @@ const WINDOW_MARKERS: &[&str] = &[
 /// total with the completion ("you requested 5000 tokens (4000 in the messages, …)"), the
 /// number in parentheses is read before the total.
 const PROMPT_MARKERS: &[&str] = &[
+    "prompt is too long: ",
     "your messages resulted in ",
     "your prompt contains at least ",
     "your prompt contains ",
@@ -300,7 +313,58 @@ fn last_failure(attempts: &[AttemptRecord]) -> String {
     )
 }
 
-fn http_hint(status: u16) -> &'static str {
+/// The variables naming `api`'s base URL, for hints.
+fn base_url_variables(api: ModelApi) -> &'static str {
+    match api {
+        ModelApi::Chat | ModelApi::Responses => "DELTA_BASE_URL (or OPENAI_BASE_URL)",
+        ModelApi::Anthropic => "ANTHROPIC_BASE_URL (or DELTA_BASE_URL)",
+    }
+}
+
+/// What a 2xx answer of `api` should have been.
+fn answer_kind(api: ModelApi) -> &'static str {
+    match api {
+        ModelApi::Chat => "a chat completion",
+        ModelApi::Responses => "a Responses API response",
+        ModelApi::Anthropic => "an Anthropic message",
+    }
+}
+
+fn malformed_hint(api: ModelApi) -> &'static str {
+    match api {
+        ModelApi::Chat => {
+            "DELTA_BASE_URL points at an OpenAI-compatible API (usually ending in /v1)"
+        }
+        ModelApi::Responses => {
+            "DELTA_BASE_URL points at a server with OpenAI's Responses API (usually ending in \
+             /v1), or use `llm.api: chat`"
+        }
+        ModelApi::Anthropic => {
+            "ANTHROPIC_BASE_URL (or DELTA_BASE_URL) points at Anthropic's API or a gateway that \
+             speaks it"
+        }
+    }
+}
+
+fn http_hint(api: ModelApi, status: u16) -> &'static str {
+    match (api, status) {
+        (ModelApi::Anthropic, 401 | 403) => {
+            "check the API key in ANTHROPIC_API_KEY (or DELTA_API_KEY) and that it may use this \
+             model"
+        }
+        (ModelApi::Anthropic, 404) => {
+            "check ANTHROPIC_BASE_URL (the host, without /v1; or DELTA_BASE_URL) and the model \
+             name"
+        }
+        (ModelApi::Responses, 404) => {
+            "check DELTA_BASE_URL (it should stop before /responses, usually at /v1), that the \
+             server offers the Responses API, and the model name"
+        }
+        (_, status) => chat_hint(status),
+    }
+}
+
+fn chat_hint(status: u16) -> &'static str {
     match status {
         401 | 403 => {
             "check the API key in DELTA_API_KEY (or OPENAI_API_KEY) and that it may use this model"
@@ -448,6 +512,14 @@ mod tests {
         assert_eq!(overflow(400, body), numbers(Some(2048), Some(2048)));
         let no_max = r#"{"error":{"message":"This model's maximum context length is 512 tokens. However, you requested 700 tokens (700 in the messages, None in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
         assert_eq!(overflow(400, no_max), numbers(Some(512), Some(700)));
+    }
+
+    /// Anthropic: HTTP 400 `invalid_request_error`, "prompt is too long: N tokens > M
+    /// maximum" (digest A5; OBS:66513829784).
+    #[test]
+    fn anthropic_prompt_too_long_is_recognised() {
+        let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 214431 tokens > 204698 maximum"},"request_id":"req_1"}"#;
+        assert_eq!(overflow(400, body), numbers(Some(204_698), Some(214_431)));
     }
 
     #[test]

@@ -1,6 +1,10 @@
-//! Chat messages in the OpenAI wire format: what the engine sends (`ChatMessage`,
-//! `build_request`) and what the model answers (`AssistantMessage`, `ToolCall`).
+//! The engine's conversation, provider-neutral: what it sends (`ChatMessage`) and what the
+//! model answers (`AssistantMessage`, `ToolCall`, the opaque items a `Passback` carries
+//! back). Its serialization is the chat-completions wire form, which is also what the
+//! token estimator counts; the other APIs translate it (`super::wire`).
 
+use delta_scenario::ModelApi;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
@@ -49,15 +53,20 @@ impl ToolCall {
         })
     }
 
-    /// The wire form sent back to the model inside an assistant message. Arguments that
-    /// are not a JSON object are sent as `{}`: Ollama rejects the whole request ("invalid
-    /// tool call arguments", HTTP 400) otherwise, and the tool's observation already tells
-    /// the model what was wrong with what it wrote.
-    fn to_request_json(&self) -> Value {
-        let arguments = match serde_json::from_str::<Value>(&self.arguments) {
+    /// The arguments as sent back to the model. Arguments that are not a JSON object are
+    /// sent as `{}`: Ollama rejects the whole request ("invalid tool call arguments", HTTP
+    /// 400) otherwise, Anthropic's `input` must be an object, and the tool's observation
+    /// already tells the model what was wrong with what it wrote.
+    pub(crate) fn request_arguments(&self) -> &str {
+        match serde_json::from_str::<Value>(&self.arguments) {
             Ok(Value::Object(_)) => self.arguments.as_str(),
             Ok(_) | Err(_) => "{}",
-        };
+        }
+    }
+
+    /// The wire form sent back to the model inside an assistant message.
+    fn to_request_json(&self) -> Value {
+        let arguments = self.request_arguments();
         json!({
             "id": self.id,
             "type": "function",
@@ -72,11 +81,36 @@ impl Serialize for ToolCall {
     }
 }
 
-/// The assistant's reply: text, tool calls, or both.
+/// The assistant's reply: text, tool calls, or both, and what of its reasoning must go
+/// back to the model with it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AssistantMessage {
     pub content: Option<String>,
     pub tool_calls: Vec<ToolCall>,
+    /// The reasoning text (journaled as THOUGHT's `reasoning`); sent back only to a chat
+    /// server that needs it (`llm.reasoning_passback: [reasoning_content]`).
+    pub reasoning: Option<String>,
+    /// The answer's opaque items, for the request that carries the turn back.
+    pub passback: Option<Passback>,
+}
+
+/// What an answer must carry back to the model on later requests, exactly as it came: in
+/// the API's own shapes, for the API it came from (journaled in THOUGHT's `passback`).
+///
+/// - `anthropic`: the `thinking` and `redacted_thinking` blocks (their `signature` and
+///   `data` included), with `{"type": "text"}` and `{"type": "tool_use", "id"}` markers
+///   keeping the order of the answer's blocks;
+/// - `responses`: the `reasoning` items (`encrypted_content` included) and
+///   `{"type": "message"}` / `{"type": "function_call", "id", "call_id"}` markers keeping
+///   the order of the answer's items and its calls' server ids;
+/// - `chat`: one object of the assistant message's fields that `llm.reasoning_passback`
+///   names (e.g. OpenRouter's `reasoning_details`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Passback {
+    /// The API whose shapes the items are in; another API's requests leave them out.
+    pub api: ModelApi,
+    /// The items, verbatim.
+    pub items: Vec<Value>,
 }
 
 /// One message of the conversation sent to the model.
@@ -89,10 +123,12 @@ pub enum ChatMessage {
         content: String,
     },
     Assistant(AssistantMessage),
-    /// The observation for the tool call whose id is `tool_call_id`.
+    /// The observation for the tool call whose id is `tool_call_id`; `is_error` when the
+    /// call failed or could not run (Anthropic's `tool_result.is_error`).
     Tool {
         tool_call_id: String,
         content: String,
+        is_error: bool,
     },
 }
 
@@ -113,6 +149,7 @@ impl ChatMessage {
         ChatMessage::Tool {
             tool_call_id: tool_call_id.into(),
             content: content.into(),
+            is_error: false,
         }
     }
 
@@ -143,6 +180,7 @@ impl ChatMessage {
             ChatMessage::Tool {
                 tool_call_id,
                 content,
+                ..
             } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
         }
     }
@@ -158,50 +196,4 @@ impl Serialize for ChatMessage {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.to_json().serialize(serializer)
     }
-}
-
-/// Keys the engine owns; a passthrough parameter cannot replace them.
-const RESERVED_KEYS: [&str; 3] = ["model", "messages", "tools"];
-
-/// `tool_choice` sent with tools unless the agent's `llm.tool_choice` says otherwise.
-/// It is OpenAI's default anyway, but llama-cpp-python's function-calling chat formats
-/// offer the tools to the model only when `tool_choice` is set: without it the model
-/// never sees them.
-const DEFAULT_TOOL_CHOICE: &str = "auto";
-
-/// Builds a chat-completions request body.
-///
-/// `tools` are OpenAI tool definitions (`{"type": "function", "function": {…}}`), omitted
-/// from the body when empty, and sent with `tool_choice: "auto"` unless `params` has a
-/// `tool_choice`. `params` are the agent's other `llm` settings (temperature, max_tokens,
-/// top_p, …), copied as they are; a `model`, `messages` or `tools` key among them is
-/// ignored because the explicit arguments own those.
-pub fn build_request(
-    model: &str,
-    messages: &[ChatMessage],
-    tools: &[Value],
-    params: &Map<String, Value>,
-) -> Value {
-    let mut body: Map<String, Value> = params
-        .iter()
-        .filter(|(key, _)| !RESERVED_KEYS.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    body.insert("model".into(), model.into());
-    body.insert(
-        "messages".into(),
-        Value::Array(messages.iter().map(ChatMessage::to_json).collect()),
-    );
-    // Without it most servers send no usage in a stream, and the run's usage would be
-    // unknown.
-    if body.get("stream") == Some(&Value::Bool(true)) {
-        body.entry("stream_options")
-            .or_insert_with(|| json!({"include_usage": true}));
-    }
-    if !tools.is_empty() {
-        body.insert("tools".into(), Value::Array(tools.to_vec()));
-        body.entry("tool_choice")
-            .or_insert_with(|| DEFAULT_TOOL_CHOICE.into());
-    }
-    Value::Object(body)
 }

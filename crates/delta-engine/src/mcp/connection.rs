@@ -6,8 +6,10 @@
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
@@ -16,20 +18,27 @@ use nix::unistd::Pid;
 use rmcp::model::{CallToolRequestParams, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService, serve_client};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Map, Value};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::{Child, ChildStderr, Command};
+use tokio::sync::mpsc;
 
 use crate::config::{McpServer, McpTransport};
 use crate::environment::{PlacedEnv, Placement, kill_marked};
-use crate::secrets::Redactor;
+use crate::secrets::{Redactor, keep_tail, pump_redacted};
 
 /// How long a stopped server may take to exit after its stdin closes before its process
 /// group is killed.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 /// How much of a server's stderr is kept in memory for error messages.
 const STDERR_TAIL: usize = 2048;
+/// The largest message (one JSON-RPC line, its newline included) a stdio server may send:
+/// a larger one is dropped unread, and the call it answers ends at once saying so. rmcp's
+/// own default, the same as its streamable-HTTP client's; set here so that the engine
+/// can name it.
+pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
 
 /// Where servers started for a run keep their files, and what they must not reveal.
 #[derive(Debug, Clone)]
@@ -93,6 +102,8 @@ pub(super) struct Connection {
     process: Option<Process>,
     /// The transport failed during a call: the server is treated as gone.
     lost: bool,
+    /// The sizes of the messages a stdio server sent over [`MAX_MESSAGE_BYTES`].
+    oversized: Option<mpsc::UnboundedReceiver<usize>>,
 }
 
 /// Why a call got no result.
@@ -102,6 +113,12 @@ pub(super) enum CallError {
     Refused(String),
     /// The connection failed: the server crashed, exited or hung up.
     Lost(String),
+    /// The answer was a message over [`MAX_MESSAGE_BYTES`]: dropped.
+    TooLarge {
+        /// Its size, newline included, when it was read to its end (stdio); over HTTP the
+        /// client stops reading at the limit.
+        bytes: Option<usize>,
+    },
 }
 
 /// A stdio server's process: the leader of its own process group.
@@ -130,6 +147,7 @@ impl Connection {
         };
         let timeout = config.startup_timeout;
         let tail = Arc::new(Mutex::new(Vec::new()));
+        let mut oversized = None;
         let (client, mut process) = match &config.transport {
             McpTransport::Stdio {
                 argv,
@@ -147,9 +165,12 @@ impl Connection {
                         "this is a bug: the server's pipes were not created".into(),
                     ));
                 };
+                let (stdout, sizes) = LineSizes::new(stdout);
+                oversized = Some(sizes);
+                let transport = AsyncRwTransport::new_client(stdout, stdin)
+                    .with_max_line_length(MAX_MESSAGE_BYTES);
                 let served =
-                    tokio::time::timeout(timeout, serve_client(client_config(), (stdout, stdin)))
-                        .await;
+                    tokio::time::timeout(timeout, serve_client(client_config(), transport)).await;
                 match served {
                     Ok(Ok(client)) => (client, Some(process)),
                     Ok(Err(error)) => {
@@ -237,6 +258,7 @@ impl Connection {
                 client,
                 process,
                 lost: false,
+                oversized,
             },
             listed,
         ))
@@ -250,9 +272,31 @@ impl Connection {
     ) -> Result<Value, CallError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(arguments);
-        match self.client.call_tool(params).await {
+        // What was dropped before this call answered no call of it.
+        if let Some(sizes) = &mut self.oversized {
+            while sizes.try_recv().is_ok() {}
+        }
+        let dropped = async {
+            match &mut self.oversized {
+                Some(sizes) => sizes.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        // Calls are made one at a time, so a message dropped while this one waits was
+        // its answer (rmcp drops it and keeps the connection; the call would wait out
+        // its timeout).
+        let answered = tokio::select! {
+            answered = self.client.call_tool(params) => answered,
+            Some(bytes) = dropped => return Err(CallError::TooLarge { bytes: Some(bytes) }),
+        };
+        match answered {
             Ok(result) => Ok(serde_json::to_value(&result).unwrap_or(Value::Null)),
             Err(rmcp::ServiceError::McpError(error)) => Err(CallError::Refused(error.to_string())),
+            // The streamable-HTTP client refused a response body over its limit (the same
+            // 16 MiB): the request failed, not the server.
+            Err(rmcp::ServiceError::TransportSend(error)) if body_too_large(&error) => {
+                Err(CallError::TooLarge { bytes: None })
+            }
             Err(error) => {
                 self.lost = true;
                 // A killed server closes its pipes before it becomes a zombie: give its
@@ -340,7 +384,7 @@ impl Process {
             kill_marked(marker);
         }
         if let Some(dir) = &self.record {
-            super::orphans::forget(dir);
+            crate::process::orphans::forget(dir);
         }
     }
 
@@ -361,6 +405,66 @@ impl Process {
                 .unwrap_or(text),
             Ok(_) | Err(_) => text,
         }
+    }
+}
+
+/// Whether `error` is the streamable-HTTP client refusing a response body over its limit.
+fn body_too_large(error: &rmcp::transport::DynamicTransportError) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    matches!(
+        error
+            .error
+            .downcast_ref::<StreamableHttpError<reqwest::Error>>(),
+        Some(StreamableHttpError::ResponseBodyTooLarge { .. })
+    )
+}
+
+/// A stdio server's stdout as rmcp reads it, with the length of each line counted on the
+/// way: a line over [`MAX_MESSAGE_BYTES`] (which rmcp drops) is reported by its size once
+/// its newline arrives.
+struct LineSizes<R> {
+    inner: R,
+    /// Bytes of the current line so far, its newline included once seen.
+    line: usize,
+    oversized: mpsc::UnboundedSender<usize>,
+}
+
+impl<R> LineSizes<R> {
+    fn new(inner: R) -> (Self, mpsc::UnboundedReceiver<usize>) {
+        let (oversized, sizes) = mpsc::unbounded_channel();
+        (
+            Self {
+                inner,
+                line: 0,
+                oversized,
+            },
+            sizes,
+        )
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for LineSizes<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = &polled {
+            let mut read = buf.filled().get(before..).unwrap_or_default();
+            while let Some(end) = read.iter().position(|byte| *byte == b'\n') {
+                let bytes = self.line + end + 1;
+                if bytes > MAX_MESSAGE_BYTES {
+                    // Nobody listening any more is fine: the connection is closing.
+                    let _ = self.oversized.send(bytes);
+                }
+                self.line = 0;
+                read = read.get(end + 1..).unwrap_or_default();
+            }
+            self.line += read.len();
+        }
+        polled
     }
 }
 
@@ -461,7 +565,7 @@ fn spawn(
         ));
     }
     if let Some(dir) = &server_dir {
-        super::orphans::record(dir, pid.as_raw().unsigned_abs());
+        crate::process::orphans::record(dir, pid.as_raw().unsigned_abs());
     }
     Ok(Process {
         child,
@@ -473,43 +577,17 @@ fn spawn(
 
 /// Copies a server's stderr into its log (redacted) and keeps its tail for messages.
 async fn pump_stderr(
-    mut stderr: ChildStderr,
-    mut log: Option<tokio::fs::File>,
+    stderr: ChildStderr,
+    log: Option<tokio::fs::File>,
     redactor: Redactor,
     tail: Arc<Mutex<Vec<u8>>>,
 ) {
-    let mut redact = redactor.stream();
-    let mut buffer = vec![0; 8192];
-    let mut out = Vec::new();
-    loop {
-        let read = match stderr.read(&mut buffer).await {
-            Ok(0) | Err(_) => break,
-            Ok(read) => read,
-        };
-        out.clear();
-        redact.push(&buffer[..read], &mut out);
-        keep_tail(&tail, &out);
-        if let Some(file) = &mut log
-            && file.write_all(&out).await.is_err()
-        {
-            log = None;
+    pump_redacted(stderr, log, &redactor, |bytes| {
+        if let Ok(mut tail) = tail.lock() {
+            keep_tail(&mut tail, bytes, STDERR_TAIL);
         }
-    }
-    out.clear();
-    redact.finish(&mut out);
-    keep_tail(&tail, &out);
-    if let Some(file) = &mut log {
-        let _ = file.write_all(&out).await;
-        let _ = file.flush().await;
-    }
-}
-
-fn keep_tail(tail: &Mutex<Vec<u8>>, bytes: &[u8]) {
-    if let Ok(mut tail) = tail.lock() {
-        tail.extend_from_slice(bytes);
-        let excess = tail.len().saturating_sub(STDERR_TAIL);
-        tail.drain(..excess);
-    }
+    })
+    .await;
 }
 
 /// The end of what the server wrote on stderr, for a start failure's message.

@@ -8,14 +8,13 @@
 //! time and never written anywhere.
 
 mod connection;
-mod orphans;
 mod result;
 
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-pub use connection::{McpEnv, StartError};
+pub use connection::{MAX_MESSAGE_BYTES, McpEnv, StartError};
 pub use result::{CallRecord, McpCallOutcome, write_call_record};
 
 use crate::config::{MCP_TOOL_SEPARATOR, McpServer};
@@ -137,20 +136,27 @@ impl McpServers {
     }
 
     /// Starts every server and lists its tools, each within its `startup_timeout_ms`.
+    /// `command_tools` are the names of the agent's command tools: an MCP tool offered
+    /// under one of them is left out (the command tool wins), as is a tool a server
+    /// lists twice, each with a warning, so that the model never gets a name twice.
     ///
     /// # Errors
     /// The first server that does not start or does not list its tools; the servers
     /// already started are stopped.
-    pub async fn start(servers: &[McpServer], env: McpEnv) -> Result<Self, StartError> {
+    pub async fn start(
+        servers: &[McpServer],
+        env: McpEnv,
+        command_tools: &[&str],
+    ) -> Result<Self, StartError> {
         let mut started = Self::none(env);
         if let Some(io_dir) = &started.env.io_dir {
-            let swept = orphans::sweep(io_dir);
+            let swept = crate::process::orphans::sweep(io_dir, "MCP server");
             started.warnings.extend(swept);
         }
         for config in servers {
             match Connection::open(config, &started.env).await {
                 Ok((connection, listed)) => {
-                    let tools = started.offer(config, listed);
+                    let tools = started.offer(config, listed, command_tools);
                     started.slots.push(Slot {
                         config: config.clone(),
                         connection: Some(connection),
@@ -167,9 +173,15 @@ impl McpServers {
         Ok(started)
     }
 
-    /// The listed tools kept for the model: the allow-list applied, names checked.
-    fn offer(&mut self, config: &McpServer, listed: Vec<connection::Listed>) -> Vec<McpTool> {
-        let mut tools = Vec::new();
+    /// The listed tools kept for the model: the allow-list applied, names checked, and
+    /// no name offered twice (a command tool's name, or one this server listed before).
+    fn offer(
+        &mut self,
+        config: &McpServer,
+        listed: Vec<connection::Listed>,
+        command_tools: &[&str],
+    ) -> Vec<McpTool> {
+        let mut tools: Vec<McpTool> = Vec::new();
         for tool in listed {
             if let Some(allowed) = &config.allowed_tools
                 && !allowed.contains(&tool.name)
@@ -190,6 +202,26 @@ impl McpServers {
                     config.origin(),
                     tool.name.escape_debug(),
                     config.file.display()
+                ));
+                continue;
+            }
+            if command_tools.contains(&offered.as_str()) {
+                self.warnings.push(format!(
+                    "MCP server '{}' ({}): tool '{}' is not offered: `{offered}` is the name of \
+                     a command tool of the agent, which wins; rename one of them",
+                    config.name,
+                    config.origin(),
+                    tool.name.escape_debug()
+                ));
+                continue;
+            }
+            if tools.iter().any(|known| known.offered == offered) {
+                self.warnings.push(format!(
+                    "MCP server '{}' ({}): the server lists tool '{}' more than once; only \
+                     its first definition is offered",
+                    config.name,
+                    config.origin(),
+                    tool.name.escape_debug()
                 ));
                 continue;
             }
@@ -299,6 +331,18 @@ impl McpServers {
                     elapsed,
                 )
             }
+            Ok(Err(CallError::TooLarge { bytes })) => McpCallOutcome::error(
+                format!(
+                    "Error: MCP server '{}' answered the call to '{}' with a message {}over \
+                     the limit of {MAX_MESSAGE_BYTES} bytes (16 MiB); the answer was dropped. \
+                     Ask the tool for less at a time (a page, a range, a summary).",
+                    tool.server,
+                    tool.tool,
+                    bytes.map_or_else(String::new, |bytes| format!("of {bytes} bytes, "))
+                ),
+                "too large",
+                elapsed,
+            ),
             Ok(Err(CallError::Refused(error))) => McpCallOutcome::error(
                 format!(
                     "Error: MCP server '{}' refused the call to '{}': {error}. Check the \

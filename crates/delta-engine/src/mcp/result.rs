@@ -18,7 +18,8 @@ pub struct McpCallOutcome {
     result: Option<Value>,
     /// The observation of a call that got no result.
     failure: Option<String>,
-    /// `exit_code.txt`: `0`, `tool error`, `error`, `timeout`, `crashed`, `not started`.
+    /// `exit_code.txt`: `0`, `tool error`, `error`, `timeout`, `crashed`, `not started`,
+    /// `too large`.
     pub exit: String,
     /// Wall time of the call.
     pub duration: Duration,

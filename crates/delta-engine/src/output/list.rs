@@ -1,7 +1,7 @@
 //! `delta list-runs`: one entry per run directory in `.delta/`, filters and renderings.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::OutputError;
 use crate::run::{
-    DELTA_DIR, ParentRef, ReplayRef, RunId, RunPaths, RunStatus, Timestamp, is_being_created,
-    read_metadata,
+    CalledBy, DELTA_DIR, ParentRef, ReplayRef, RunId, RunPaths, RunStatus, Subtree, Timestamp,
+    is_being_created, read_metadata,
 };
 
 /// Longest `task_summary`, in characters.
@@ -72,7 +72,7 @@ impl fmt::Display for ListedStatus {
 }
 
 /// One run in a `list-runs` listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunListing {
     /// The run directory's name: its id.
@@ -97,10 +97,20 @@ pub struct RunListing {
     /// The recorded run a replay played back (replays only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_of: Option<ReplayRef>,
+    /// The run whose agent tool started this one, and its depth (sub-agents only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub called_by: Option<CalledBy>,
+    /// What the run and all its sub-agents spent (runs that started sub-agents only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtree: Option<Subtree>,
+    /// The workspace the run lives in, when it is not the one listed (a sub-agent that runs
+    /// in a sub-directory, listed with `--tree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<PathBuf>,
 }
 
 /// The `--format json` output of `list-runs`: most recently updated first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
 #[schemars(title = "Delta Engine list-runs output (stdout of list-runs --format json)")]
 pub struct RunListingArray(Vec<RunListing>);
@@ -190,6 +200,9 @@ fn listing_for(dir: &Path, run_id: String) -> RunListing {
             error: None,
             parent: metadata.parent,
             replay_of: metadata.replay_of,
+            called_by: metadata.called_by,
+            subtree: metadata.subtree,
+            work_dir: None,
         },
         Err(error) => RunListing {
             run_id,
@@ -201,7 +214,86 @@ fn listing_for(dir: &Path, run_id: String) -> RunListing {
             error: Some(error.to_string()),
             parent: None,
             replay_of: None,
+            called_by: None,
+            subtree: None,
+            work_dir: None,
         },
+    }
+}
+
+/// A run of a `--tree` listing and how deep it is below the listed top-level run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeRow {
+    /// 0 for a run nobody listed called.
+    pub depth: u32,
+    /// The run.
+    pub listing: RunListing,
+}
+
+/// The runs of `runs` (a workspace's listing) as trees: each run that no listed run
+/// called, then its sub-agents in the order they were started, recursively. Children that
+/// live in a sub-directory workspace are read from there (their `work_dir` set); `roots`
+/// keeps only the top-level runs it accepts (the listing's filters).
+#[must_use]
+pub fn tree_rows(
+    workspace: &Path,
+    runs: Vec<RunListing>,
+    roots: impl Fn(&RunListing) -> bool,
+) -> Vec<TreeRow> {
+    let listed: Vec<String> = runs.iter().map(|run| run.run_id.clone()).collect();
+    let is_root = |run: &RunListing| {
+        run.called_by
+            .as_ref()
+            .is_none_or(|caller| !listed.contains(&caller.run_id.to_string()))
+    };
+    let mut rows = Vec::new();
+    for run in runs.iter().filter(|run| is_root(run) && roots(run)) {
+        push_tree(workspace, run.clone(), 0, &runs, &mut rows);
+    }
+    rows
+}
+
+fn push_tree(
+    workspace: &Path,
+    run: RunListing,
+    depth: u32,
+    listed: &[RunListing],
+    rows: &mut Vec<TreeRow>,
+) {
+    let own = run
+        .work_dir
+        .clone()
+        .unwrap_or_else(|| workspace.to_path_buf());
+    let children = RunId::parse(&run.run_id)
+        .ok()
+        .and_then(|id| read_metadata(&RunPaths::new(&own, &id).metadata()).ok())
+        .map(|metadata| metadata.children)
+        .unwrap_or_default();
+    rows.push(TreeRow {
+        depth,
+        listing: run,
+    });
+    // A tree cannot nest deeper than its ids are long; this bounds a corrupt one.
+    if depth > 64 {
+        return;
+    }
+    for child in children {
+        let child_workspace = child.workspace(&own);
+        let listing = if child_workspace == workspace {
+            listed
+                .iter()
+                .find(|run| run.run_id == child.run_id.as_str())
+                .cloned()
+        } else {
+            let dir = RunPaths::new(&child_workspace, &child.run_id);
+            dir.dir().is_dir().then(|| RunListing {
+                work_dir: Some(child_workspace.clone()),
+                ..listing_for(dir.dir(), child.run_id.to_string())
+            })
+        };
+        if let Some(listing) = listing {
+            push_tree(workspace, listing, depth + 1, listed, rows);
+        }
     }
 }
 
@@ -238,11 +330,38 @@ pub fn format_age(now: DateTime<Utc>, then: Timestamp) -> String {
 /// its age. Empty when there are no runs.
 #[must_use]
 pub fn render_runs_text(runs: &[RunListing], now: DateTime<Utc>) -> String {
-    let rows: Vec<[String; 4]> = runs
+    let rows: Vec<TreeRow> = runs
         .iter()
-        .map(|run| {
+        .map(|run| TreeRow {
+            depth: 0,
+            listing: run.clone(),
+        })
+        .collect();
+    render_rows(&rows, now, false)
+}
+
+/// `--tree`: as [`render_runs_text`], each sub-agent indented under its caller.
+#[must_use]
+pub fn render_tree_text(rows: &[TreeRow], now: DateTime<Utc>) -> String {
+    render_rows(rows, now, true)
+}
+
+fn render_rows(rows: &[TreeRow], now: DateTime<Utc>, tree: bool) -> String {
+    let runs: Vec<&RunListing> = rows.iter().map(|row| &row.listing).collect();
+    let rows: Vec<[String; 4]> = rows
+        .iter()
+        .map(|row| {
+            let run = &row.listing;
+            let indent = if tree && row.depth > 0 {
+                format!(
+                    "{}└─ ",
+                    "   ".repeat(usize::try_from(row.depth - 1).unwrap_or(0))
+                )
+            } else {
+                String::new()
+            };
             [
-                run.run_id.clone(),
+                format!("{indent}{}", run.run_id),
                 run.status.to_string(),
                 run.task_summary
                     .as_ref()
@@ -278,6 +397,21 @@ pub fn render_runs_text(runs: &[RunListing], now: DateTime<Utc>) -> String {
             line.push_str("  (replay of ");
             line.push_str(replayed.run_id.as_str());
             line.push(')');
+        }
+        if let (Some(caller), false) = (&run.called_by, tree) {
+            line.push_str(&format!(
+                "  (sub-agent of {}, depth {})",
+                caller.run_id, caller.depth
+            ));
+        }
+        if let Some(subtree) = &run.subtree {
+            line.push_str(&format!(
+                "  ({} runs, ${:.4})",
+                subtree.runs, subtree.usage.total_cost_usd
+            ));
+        }
+        if let (Some(dir), true) = (&run.work_dir, tree) {
+            line.push_str(&format!("  (in {})", dir.display()));
         }
         out.push_str(line.trim_end());
         out.push('\n');

@@ -27,6 +27,10 @@ pub struct ResultLine<'a> {
     pub result: &'a RunResult,
     /// The exit code the process ends with.
     pub exit_code: u8,
+    /// `delta replay`: its outcome (`identical` or the first divergence), as its
+    /// `--format json` prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<&'a serde_json::Value>,
 }
 
 /// The RESULT line when no run could be driven: a configuration error (126), a command

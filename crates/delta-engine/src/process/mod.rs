@@ -11,6 +11,8 @@
 //! last [`OUTPUT_KEEP_BYTES`]. A stream that passes the limit has its group killed, so a
 //! command reading `/dev/zero` costs a bounded file, not the engine's memory.
 
+pub mod orphans;
+
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::process::ExitStatusExt;
@@ -54,6 +56,9 @@ pub struct ProcessOptions {
     pub timeout: Duration,
     /// What happens to stdout and stderr.
     pub output: OutputPolicy,
+    /// Where the group's identity is recorded while it runs ([`orphans`]), so that after
+    /// a crash of the engine the Janitor can end it. Tools only.
+    pub record: Option<PathBuf>,
 }
 
 /// What happens to each output stream: redacted, written to its file (when one is
@@ -279,8 +284,12 @@ pub async fn run_process_in(
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw),
+        record: opts.record.clone(),
         marker: placed.marker,
     };
+    if let (Some(dir), Some(pid)) = (&opts.record, child.id()) {
+        orphans::record(dir, pid);
+    }
 
     let over_limit = Notify::new();
     let (status, timed_out) = {
@@ -342,8 +351,10 @@ pub async fn run_process_in(
 }
 
 /// Kills the process group when dropped while armed: the caller gave up on the command.
+/// Either way its record ([`orphans`]) goes once the engine is done with the group.
 struct GroupGuard {
     pgid: Option<Pid>,
+    record: Option<PathBuf>,
     /// A container call's marker: its processes run outside the group.
     marker: Option<String>,
 }
@@ -361,12 +372,16 @@ impl GroupGuard {
 
     fn disarm(&mut self) {
         self.pgid = None;
+        if let Some(dir) = self.record.take() {
+            orphans::forget(&dir);
+        }
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill();
+        self.disarm();
     }
 }
 

@@ -6,6 +6,8 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde_json::{Map, Value};
 
+use crate::llm::{ModelApi, conversation_keys};
+
 /// Characters of a line or value quoted in a diff.
 const QUOTE_CHARS: usize = 160;
 
@@ -27,6 +29,14 @@ impl Masks {
         pairs.retain(|(text, _)| !text.is_empty());
         pairs.sort_by_key(|(text, _)| std::cmp::Reverse(text.len()));
         Masks { literal: pairs }
+    }
+
+    /// These masks and `more`.
+    #[must_use]
+    pub fn with(&self, more: Vec<(String, &'static str)>) -> Self {
+        let mut pairs = self.literal.clone();
+        pairs.extend(more);
+        Masks::new(pairs)
     }
 
     /// `text` with the literal texts, UUIDs and RFC 3339 times replaced.
@@ -58,31 +68,66 @@ impl Masks {
     }
 }
 
-/// The part of a chat-completions request a replay compares: `messages` and `tools`,
-/// masked, with the tool answers of `reported` calls (whose observations already
-/// diverged) blanked.
+/// The part of a request of `api` a replay compares: the conversation and the tools
+/// ([`conversation_keys`]), masked, with the tool answers of `reported` calls (whose
+/// observations already diverged) blanked.
 #[must_use]
-pub fn request_view(request: &Value, masks: &Masks, reported: &HashSet<String>) -> Value {
-    let mut messages = request.get("messages").cloned().unwrap_or(Value::Null);
-    if let Value::Array(list) = &mut messages {
-        for message in list.iter_mut().filter_map(Value::as_object_mut) {
-            let blank = message.get("role").and_then(Value::as_str) == Some("tool")
-                && message
-                    .get("tool_call_id")
-                    .and_then(Value::as_str)
-                    .is_some_and(|id| reported.contains(id));
-            if blank {
-                message.insert("content".to_owned(), Value::String(REPORTED.to_owned()));
+pub fn request_view(
+    api: ModelApi,
+    request: &Value,
+    masks: &Masks,
+    reported: &HashSet<String>,
+) -> Value {
+    let mut view = Map::new();
+    for key in conversation_keys(api) {
+        let mut part = request.get(*key).cloned().unwrap_or(Value::Null);
+        if let Value::Array(list) = &mut part {
+            for entry in list.iter_mut() {
+                blank_reported(api, entry, reported);
+            }
+        }
+        view.insert((*key).to_owned(), masks.value(&part));
+    }
+    Value::Object(view)
+}
+
+/// Replaces the answer in `entry` (a message or input item) when it answers a reported
+/// call: chat's `tool` message, Anthropic's `tool_result` blocks, a Responses
+/// `function_call_output`.
+fn blank_reported(api: ModelApi, entry: &mut Value, reported: &HashSet<String>) {
+    let is_reported = |value: &Value, id: &str| {
+        value
+            .get(id)
+            .and_then(Value::as_str)
+            .is_some_and(|id| reported.contains(id))
+    };
+    match api {
+        ModelApi::Chat => {
+            if entry.get("role").and_then(Value::as_str) == Some("tool")
+                && is_reported(entry, "tool_call_id")
+            {
+                entry["content"] = REPORTED.into();
+            }
+        }
+        ModelApi::Responses => {
+            if entry.get("type").and_then(Value::as_str) == Some("function_call_output")
+                && is_reported(entry, "call_id")
+            {
+                entry["output"] = REPORTED.into();
+            }
+        }
+        ModelApi::Anthropic => {
+            if let Some(blocks) = entry.get_mut("content").and_then(Value::as_array_mut) {
+                for block in blocks.iter_mut() {
+                    if block.get("type").and_then(Value::as_str) == Some("tool_result")
+                        && is_reported(block, "tool_use_id")
+                    {
+                        block["content"] = REPORTED.into();
+                    }
+                }
             }
         }
     }
-    let mut view = Map::new();
-    view.insert("messages".to_owned(), masks.value(&messages));
-    view.insert(
-        "tools".to_owned(),
-        masks.value(request.get("tools").unwrap_or(&Value::Null)),
-    );
-    Value::Object(view)
 }
 
 /// The first difference between `recorded` and `replayed`: its path and the two versions
@@ -269,7 +314,7 @@ mod tests {
             {"role": "tool", "tool_call_id": "c1", "content": "new"},
             {"role": "tool", "tool_call_id": "c2", "content": "same"}]});
         let reported = HashSet::from(["c1".to_owned()]);
-        let view = request_view(&request, &Masks::new(Vec::new()), &reported);
+        let view = request_view(ModelApi::Chat, &request, &Masks::new(Vec::new()), &reported);
         assert_eq!(view["messages"][0]["content"], REPORTED);
         assert_eq!(view["messages"][1]["content"], "same");
         assert_eq!(view.get("model"), None);

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::ReplayError;
-use crate::journal::{ActionStatus, EventPayload, read_journal};
+use crate::journal::{ActionStatus, EventPayload, SubagentRef, read_journal};
+use crate::llm::ModelApi;
 use crate::run::{Metadata, RunId, RunPaths, open_run, read_metadata};
 
 /// One LLM call of the recording: what the engine sent and what the model answered.
@@ -16,6 +17,9 @@ use crate::run::{Metadata, RunId, RunPaths, open_run, read_metadata};
 pub struct RecordedCall {
     /// The seq of the THOUGHT the answer became.
     pub seq: u64,
+    /// The API it was made to (the invocation record's `api`; chat when it names none,
+    /// as runs recorded before there were others).
+    pub api: ModelApi,
     /// `request.json`, parsed.
     pub request: Value,
     /// `response.json`, as recorded.
@@ -50,8 +54,11 @@ pub struct Recording {
     pub calls: Vec<RecordedCall>,
     /// Its tool results (`ask_human` included), in journal order.
     pub results: Vec<RecordedResult>,
-    /// The answers its `ask_human` questions got, in journal order.
+    /// The answers its `ask_human` questions got, in journal order (not those relayed to
+    /// its sub-agents: they are in the sub-agents' recordings).
     pub human_answers: Vec<String>,
+    /// The sub-agent runs its agent tools started, in journal order.
+    pub subagents: Vec<SubagentRef>,
     /// The seq of its last event.
     pub last_seq: u64,
 }
@@ -69,6 +76,8 @@ impl Recording {
         let mut calls = Vec::new();
         let mut results = Vec::new();
         let mut human_answers = Vec::new();
+        let mut subagents = Vec::new();
+        let mut relayed: Vec<&str> = Vec::new();
         for event in &events {
             match &event.payload {
                 EventPayload::Thought(thought) => {
@@ -80,6 +89,10 @@ impl Recording {
                 }
                 EventPayload::ActionRequest(request) => {
                     tools.insert(&request.action_id, &request.tool_name);
+                    if let Some(subagent) = &request.subagent {
+                        subagents.push(subagent.clone());
+                        relayed.push(request.action_id.as_str());
+                    }
                 }
                 EventPayload::ActionResult(result) => results.push(RecordedResult {
                     seq: event.seq,
@@ -89,13 +102,16 @@ impl Recording {
                     status: result.status,
                     observation: result.observation_content.clone(),
                 }),
-                EventPayload::HumanInputReceived(received) => {
+                EventPayload::HumanInputReceived(received)
+                    if !relayed.contains(&received.request_id.as_str()) =>
+                {
                     human_answers.push(received.response.clone());
                 }
                 EventPayload::RunStart(_)
                 | EventPayload::UserMessage(_)
                 | EventPayload::HumanInputRequest(_)
                 | EventPayload::SystemMessage(_)
+                | EventPayload::HumanInputReceived(_)
                 | EventPayload::HookExecutionAudit(_)
                 | EventPayload::RunEnd(_) => {}
             }
@@ -107,6 +123,7 @@ impl Recording {
             calls,
             results,
             human_answers,
+            subagents,
             last_seq: events.last().map_or(0, |event| event.seq),
         })
     }
@@ -149,8 +166,14 @@ fn recorded_call(
     })?;
     let response = read(paths.invocation_response(invocation))?;
     let stream = std::fs::read(paths.invocation_stream(invocation)).ok();
+    let api = std::fs::read(paths.invocation_metadata(invocation))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .and_then(|record| serde_json::from_value(record["api"].clone()).ok())
+        .unwrap_or_default();
     Ok(RecordedCall {
         seq,
+        api,
         request,
         response,
         stream,

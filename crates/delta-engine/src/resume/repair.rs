@@ -38,10 +38,27 @@ pub struct Repairs {
     /// The pending `ask_human` call that the given answer went to; `None` when no question
     /// was pending (the caller then delivers the answer as a user message).
     pub answered: Option<ActionRequest>,
-    /// Calls the model made in the same turn as the answered `ask_human` and that never
-    /// started: the run paused at the question, so they run now, after the answer, as
-    /// they do when the question is answered on the terminal (`-i`).
+    /// Calls the model made in the same turn as the answered `ask_human` (or as open
+    /// sub-agent calls) and that never started: the run paused at the question, so they
+    /// run now, after the answer, as they do when the question is answered on the
+    /// terminal (`-i`).
     pub to_run: Vec<ToolCall>,
+    /// Agent tool calls whose sub-agent run had not ended for its caller: they stay
+    /// unanswered in the journal, and the run continues their children (it never starts
+    /// them again) before anything else.
+    pub subagents: Vec<OpenChild>,
+    /// The given answer went to a sub-agent's question (see [`OpenChild::answer`]).
+    pub relayed: bool,
+}
+
+/// An agent tool call left open, and the answer its sub-agent's question got, if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenChild {
+    /// The call.
+    pub request: ActionRequest,
+    /// The answer to deliver to the child waiting for one: just given, or journaled by
+    /// a `delta continue` that died before delivering it.
+    pub answer: Option<String>,
 }
 
 impl Repairs {
@@ -53,6 +70,9 @@ impl Repairs {
         self.recovered_answers.extend(other.recovered_answers);
         self.answered = self.answered.take().or(other.answered);
         self.to_run.extend(other.to_run);
+        // Open calls stay open through every pass: the later pass knows their answers.
+        self.subagents = other.subagents;
+        self.relayed |= other.relayed;
     }
 }
 
@@ -63,9 +83,14 @@ impl Repairs {
 ///   ([`INTERRUPTED_NOT_RERUN`]), except an `ask_human` whose answer is journaled (it gets
 ///   that answer) and the pending `ask_human` when `answer` is given (HUMAN_INPUT_RECEIVED,
 ///   then a SUCCESS result with the answer).
+/// - An agent tool call (its ACTION_REQUEST names a sub-agent) gets no result: its child
+///   is continued ([`Repairs::subagents`]); when `answer` answers the child's question
+///   (relayed as this run's HUMAN_INPUT_REQUEST), HUMAN_INPUT_RECEIVED is journaled and
+///   the answer goes to the child.
 /// - A tool call of the last THOUGHT that has no result after it, and no ACTION_REQUEST,
 ///   gets an ACTION_REQUEST (no command) and an ERROR result ([`NOT_RUN`]), so that every
-///   call the model made is answered before the next LLM request, as chat APIs require.
+///   call the model made is answered before the next LLM request, as chat APIs require;
+///   after an answered question or open agent calls, it runs instead ([`Repairs::to_run`]).
 #[must_use]
 pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
     let mut repairs = Repairs::default();
@@ -83,6 +108,30 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
     let pending = answer.and_then(|_| pending_question(events, &dangling, &received));
     let mut answered_calls: HashSet<String> = HashSet::new();
     for request in &dangling {
+        if request.subagent.is_some() {
+            let answer = if let (Some((action_id, request_id)), Some(text)) = (&pending, answer)
+                && *action_id == request.action_id
+            {
+                repairs
+                    .events
+                    .push(EventPayload::HumanInputReceived(HumanInputReceived {
+                        request_id: request_id.clone(),
+                        response: text.to_owned(),
+                    }));
+                repairs.relayed = true;
+                Some(text.to_owned())
+            } else {
+                received
+                    .get(request.action_id.as_str())
+                    .map(|text| (*text).to_owned())
+            };
+            answered_calls.insert(request.tool_call_id.clone());
+            repairs.subagents.push(OpenChild {
+                request: (*request).clone(),
+                answer,
+            });
+            continue;
+        }
         let is_ask = request.tool_name == ASK_HUMAN_TOOL;
         let (status, observation, exit_code) =
             if let (true, Some(response)) = (is_ask, received.get(request.action_id.as_str())) {
@@ -113,6 +162,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
                 observation_content: observation,
                 exit_code,
                 execution_ref: request.action_id.clone(),
+                subagent: None,
             }));
     }
     for call in unanswered_calls_of_last_thought(events) {
@@ -121,7 +171,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
         }
         // The run paused at the question it just got the answer to: these calls wait for
         // it, they were not lost to a crash (issue 12 item 4).
-        if repairs.answered.is_some() {
+        if repairs.answered.is_some() || !repairs.subagents.is_empty() {
             repairs.to_run.push(call.clone());
             continue;
         }
@@ -138,6 +188,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
                 tool_name: call.name.clone(),
                 tool_args,
                 resolved_command: None,
+                subagent: None,
                 environment: None,
             }));
         repairs
@@ -149,6 +200,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
                 observation_content: NOT_RUN.to_owned(),
                 exit_code: None,
                 execution_ref: action_id,
+                subagent: None,
             }));
         repairs.not_run_calls.push(call.id.clone());
     }
@@ -163,11 +215,6 @@ fn pending_question(
     dangling: &[&ActionRequest],
     received: &HashMap<&str, &str>,
 ) -> Option<(String, String)> {
-    let open_asks: Vec<&ActionRequest> = dangling
-        .iter()
-        .copied()
-        .filter(|r| r.tool_name == ASK_HUMAN_TOOL && !received.contains_key(r.action_id.as_str()))
-        .collect();
     let last_request = events.iter().rev().find_map(|e| {
         if let EventPayload::HumanInputRequest(r) = &e.payload
             && !received.contains_key(r.request_id.as_str())
@@ -177,6 +224,16 @@ fn pending_question(
             None
         }
     });
+    // A sub-agent's question is pending only when this run relayed it.
+    let open_asks: Vec<&ActionRequest> = dangling
+        .iter()
+        .copied()
+        .filter(|r| !received.contains_key(r.action_id.as_str()))
+        .filter(|r| {
+            r.tool_name == ASK_HUMAN_TOOL
+                || (r.subagent.is_some() && last_request.as_deref() == Some(r.action_id.as_str()))
+        })
+        .collect();
     if let Some(request_id) = &last_request
         && let Some(ask) = open_asks.iter().find(|r| &r.action_id == request_id)
     {

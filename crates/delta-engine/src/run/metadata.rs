@@ -9,8 +9,10 @@ use std::str::FromStr;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::tree::{CalledBy, ChildRef, Subtree};
 use super::{ProcessIdentity, RunId, RunStateError, Timestamp, write_json};
 use crate::budget::{BudgetReport, Exceeded};
+use crate::llm::CallUsage;
 use crate::secrets::Redactor;
 
 /// Version of the `metadata.json` layout written by this engine.
@@ -282,6 +284,12 @@ pub struct ModelUsage {
     pub input_tokens: u64,
     /// Completion tokens, as the API reported them.
     pub output_tokens: u64,
+    /// Prompt tokens the provider read from its cache (part of `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Prompt tokens the provider wrote to its cache (part of `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     /// Estimated cost in US dollars (0 when the model's price is unknown).
     pub cost_usd: f64,
     /// Calls whose response reported no usable token counts: the totals leave them out.
@@ -292,10 +300,19 @@ pub struct ModelUsage {
 /// Token and cost totals of a run, overall and per model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
-    /// Prompt tokens over all calls.
+    /// Prompt tokens over all calls, those read from and written to the provider's cache
+    /// included.
     pub input_tokens: u64,
     /// Completion tokens over all calls.
     pub output_tokens: u64,
+    /// Prompt tokens the provider read from its cache, over all calls (part of
+    /// `input_tokens`; 0, and left out, when none were).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Prompt tokens the provider wrote to its cache, over all calls (part of
+    /// `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     /// Estimated cost over all calls, in US dollars.
     pub total_cost_usd: f64,
     /// The same totals per model name.
@@ -314,15 +331,29 @@ fn is_zero(count: &u64) -> bool {
 }
 
 impl Usage {
-    /// Adds one LLM call of `model` to the totals.
+    /// Adds one LLM call of `model` to the totals, none of its tokens cached.
     pub fn record(&mut self, model: &str, input_tokens: u64, output_tokens: u64, cost_usd: f64) {
-        self.input_tokens += input_tokens;
-        self.output_tokens += output_tokens;
+        let usage = CallUsage {
+            input_tokens,
+            output_tokens,
+            ..CallUsage::default()
+        };
+        self.record_call(model, &usage, cost_usd);
+    }
+
+    /// Adds one LLM call of `model` with `usage` and `cost_usd` to the totals.
+    pub fn record_call(&mut self, model: &str, usage: &CallUsage, cost_usd: f64) {
+        self.input_tokens += usage.input_tokens;
+        self.output_tokens += usage.output_tokens;
+        self.cached_input_tokens += usage.cached_input_tokens;
+        self.cache_write_tokens += usage.cache_write_tokens;
         self.total_cost_usd += cost_usd;
         let entry = self.model_usage.entry(model.to_owned()).or_default();
         entry.calls += 1;
-        entry.input_tokens += input_tokens;
-        entry.output_tokens += output_tokens;
+        entry.input_tokens += usage.input_tokens;
+        entry.output_tokens += usage.output_tokens;
+        entry.cached_input_tokens += usage.cached_input_tokens;
+        entry.cache_write_tokens += usage.cache_write_tokens;
         entry.cost_usd += cost_usd;
     }
 
@@ -333,6 +364,43 @@ impl Usage {
         let entry = self.model_usage.entry(model.to_owned()).or_default();
         entry.calls += 1;
         entry.calls_without_usage += 1;
+    }
+
+    /// Adds `other`'s totals (another run's, e.g. a sub-agent's): every count and cost,
+    /// per model too; its note joins this one's, and incomplete stays incomplete. The one
+    /// place usages are added up, so a field added to [`Usage`] is added here.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.total_cost_usd += other.total_cost_usd;
+        for (model, usage) in &other.model_usage {
+            self.model_usage
+                .entry(model.clone())
+                .or_default()
+                .add(usage);
+        }
+        self.cost_note = match (self.cost_note.take(), &other.cost_note) {
+            (Some(mine), Some(theirs)) if mine != *theirs => Some(format!("{mine}; {theirs}")),
+            (Some(mine), _) => Some(mine),
+            (None, theirs) => theirs.clone(),
+        };
+        self.incomplete |= other.incomplete;
+    }
+
+    /// Input plus output tokens: what a tokens budget counts.
+    #[must_use]
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+impl ModelUsage {
+    fn add(&mut self, other: &ModelUsage) {
+        self.calls += other.calls;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cost_usd += other.cost_usd;
+        self.calls_without_usage += other.calls_without_usage;
     }
 }
 
@@ -429,10 +497,33 @@ pub struct Metadata {
     /// replay`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_of: Option<ReplayRef>,
+    /// The run whose agent tool started this one, and how deep it is (only on a
+    /// sub-agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub called_by: Option<CalledBy>,
+    /// The sub-agent runs this run's agent tools started, in order (only on a parent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildRef>,
+    /// What this run and all its descendants spent (only on a parent; `usage` is this
+    /// run's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtree: Option<Subtree>,
+    /// The run's own identity, 32 random lowercase hex digits made when it was created
+    /// (forks and replays get their own): the OpenTelemetry trace id of its exports, so
+    /// two runs with the same id in two workspaces are two traces. Absent in runs created
+    /// before it existed (`delta export` then derives one, docs/export-and-view.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
     /// Where the tools of the process that took the run last execute, and what that
     /// enforces (absent on the host); RUN_START holds the first process's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<crate::environment::EnvironmentReport>,
+}
+
+/// A fresh random run identity for [`Metadata::trace_id`].
+#[must_use]
+pub fn new_trace_id() -> String {
+    format!("{:032x}", uuid::Uuid::new_v4().as_u128())
 }
 
 /// Where a fork comes from: the parent run and the seq its journal was cut at.
@@ -486,6 +577,10 @@ impl Metadata {
             start_time: now,
             parent: None,
             replay_of: None,
+            called_by: None,
+            children: Vec::new(),
+            subtree: None,
+            trace_id: Some(new_trace_id()),
             environment: None,
         }
     }

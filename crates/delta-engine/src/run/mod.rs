@@ -13,6 +13,7 @@ mod metadata;
 mod paths;
 mod result;
 mod time;
+mod tree;
 
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
@@ -20,7 +21,9 @@ use std::path::{Path, PathBuf};
 use crate::path_error::Denied;
 
 pub use creation::{is_being_created, reclaim_abandoned};
-pub use file::{MAX_JOURNAL_BYTES, MAX_METADATA_BYTES, read_regular_file};
+pub use file::{
+    MAX_JOURNAL_BYTES, MAX_METADATA_BYTES, Prefix, read_regular_file, read_regular_prefix,
+};
 pub use id::{InvalidRunId, MAX_RUN_ID_LEN, RunId};
 pub use interaction::{
     InputType, InteractionRequest, clear_interaction, read_interaction_request,
@@ -30,11 +33,13 @@ pub use liveness::{Liveness, ProcessIdentity, process_alive};
 pub use lock::{RunLock, is_locked_by_other};
 pub use metadata::{
     ErrorInfo, ErrorType, FinalStatus, METADATA_SCHEMA_VERSION, Metadata, MetadataInit, ModelUsage,
-    ParentRef, ReplayRef, RunStatus, UnknownStatus, Usage, read_metadata, write_metadata,
+    ParentRef, ReplayRef, RunStatus, UnknownStatus, Usage, new_trace_id, read_metadata,
+    write_metadata,
 };
 pub use paths::{DELTA_DIR, RunPaths};
 pub use result::result_value;
 pub use time::Timestamp;
+pub use tree::{CalledBy, ChildRef, Subtree};
 
 /// What can go wrong with a run directory and its files. Every variant names the file.
 #[derive(Debug, thiserror::Error)]

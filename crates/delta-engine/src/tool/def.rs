@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 /// One entry of a `tools:` list.
 ///
-/// Exactly one of `exec`, `shell` and `command` must be present.
+/// Exactly one of `exec`, `shell` and `command` must be present, or `agent` for a tool
+/// whose call starts a sub-agent run.
 // The expander enforces that with seed 003's message rather than serde, so the user sees
 // the spec's wording (seed 003 §3.1, seed 000 §2.2.6).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -39,6 +40,19 @@ pub struct ToolDef {
     /// Kill the tool's whole process group after this many milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// A sub-agent: the directory of the agent a call of this tool runs (relative to this
+    /// agent's directory; `.` is this agent itself). The call's answer is the child run's
+    /// final answer (docs/subagents.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The sub-agent's task, a template over the parameters (`Review ${file}`). Default:
+    /// the value of a required parameter `message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Where the sub-agent runs: a directory inside the calling run's workspace (relative,
+    /// created when missing). Default: the calling run's workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
 }
 
 /// One entry of a tool's `parameters:` list.

@@ -254,6 +254,50 @@ pub enum ToolError {
         /// The name as written.
         name: String,
     },
+
+    /// `agent:` together with a command form.
+    #[error("An agent tool runs a sub-agent, not a command: it cannot also have {}", .found.join(", "))]
+    AgentWithCommand {
+        /// The command keys present.
+        found: Vec<&'static str>,
+    },
+
+    /// A key that means nothing for an agent tool (`stdin`, `timeout_ms`), or an agent
+    /// tool's key on a command tool (`message`, `workspace`).
+    #[error("`{key}` {why}")]
+    MisplacedKey {
+        /// The key.
+        key: &'static str,
+        /// Why it does not belong.
+        why: &'static str,
+    },
+
+    /// A per-parameter key that only places a value on a command line.
+    #[error(
+        "Parameter '{name}' of an agent tool cannot have `{key}`: its value goes into the sub-agent's task"
+    )]
+    AgentParameterKey {
+        /// The parameter.
+        name: String,
+        /// The key.
+        key: &'static str,
+    },
+
+    /// `workspace:` that is not a plain relative path inside the calling run's workspace.
+    #[error(
+        "The sub-agent workspace '{path}' must be a relative path inside the calling run's workspace (no '..', not absolute)"
+    )]
+    AgentWorkspace {
+        /// The path as written.
+        path: String,
+    },
+
+    /// `agent:` or `message:` written empty.
+    #[error("`{key}` of an agent tool is empty")]
+    AgentEmpty {
+        /// The key.
+        key: &'static str,
+    },
 }
 
 impl ToolError {
@@ -371,6 +415,19 @@ impl ToolError {
             ToolError::InvalidParameterName { .. } => {
                 "rename it, e.g. `file_path`".to_string()
             }
+            ToolError::AgentWithCommand { found } => format!(
+                "remove {}, or make it a separate tool",
+                found.join(", ")
+            ),
+            ToolError::MisplacedKey { key, .. } => format!("remove `{key}`"),
+            ToolError::AgentParameterKey { key, .. } => format!("remove `{key}`"),
+            ToolError::AgentWorkspace { .. } => {
+                "name a directory inside the workspace, e.g. `workspace: reviews`".to_string()
+            }
+            ToolError::AgentEmpty { key } => match *key {
+                "agent" => "name the sub-agent's directory, e.g. `agent: ./reviewer`".to_string(),
+                _ => "write the task, e.g. `message: \"Review ${file}\"`, or remove `message` to let the model write it".to_string(),
+            },
         };
         Some(help)
     }

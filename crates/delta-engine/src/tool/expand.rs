@@ -33,6 +33,18 @@ pub const ASK_HUMAN_TOOL: &str = "ask_human";
 /// Validates `def` and expands it into the internal form.
 pub fn expand(def: &ToolDef, vars: &EngineVars) -> Result<ToolSpec, ToolError> {
     check_tool_name(&def.name)?;
+    for (key, present) in [
+        ("message", def.message.is_some()),
+        ("workspace", def.workspace.is_some()),
+    ] {
+        if present {
+            return Err(ToolError::MisplacedKey {
+                key,
+                why: "belongs to agent tools (with `agent:`); a command tool takes its \
+                      input from its parameters",
+            });
+        }
+    }
     if def.timeout_ms == Some(0) {
         return Err(ToolError::ZeroTimeout);
     }
@@ -78,7 +90,7 @@ pub fn expand(def: &ToolDef, vars: &EngineVars) -> Result<ToolSpec, ToolError> {
     })
 }
 
-fn check_tool_name(name: &str) -> Result<(), ToolError> {
+pub(super) fn check_tool_name(name: &str) -> Result<(), ToolError> {
     let valid = (1..=64).contains(&name.len())
         && name
             .chars()
@@ -107,7 +119,7 @@ fn check_param_name(name: &str) -> Result<(), ToolError> {
 }
 
 /// Checks that hold for `parameters:` in every form.
-fn check_explicit(explicit: &[ParamDef]) -> Result<(), ToolError> {
+pub(super) fn check_explicit(explicit: &[ParamDef]) -> Result<(), ToolError> {
     let mut seen = HashSet::new();
     for param in explicit {
         check_param_name(&param.name)?;

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::def::InjectAs;
 use super::error::ArgumentError;
-use super::spec::{CommandPart, Origin, TemplatePiece, ToolSpec};
+use super::spec::{CommandPart, Origin, ParamSpec, TemplatePiece, ToolSpec};
 use crate::quote::command_line;
 
 /// A ready-to-run call: argv (program first) and the bytes for standard input.
@@ -41,51 +41,7 @@ impl ToolSpec {
     /// `shell:` tool the positional slot is kept as an empty string instead, so that `$N`
     /// still means the same parameter.
     pub fn invocation(&self, args: &Map<String, Value>) -> Result<Invocation, ArgumentError> {
-        let unknown: Vec<String> = args
-            .keys()
-            .filter(|key| !self.parameters.iter().any(|p| p.name == **key))
-            .cloned()
-            .collect();
-        if !unknown.is_empty() {
-            return Err(ArgumentError::Unknown {
-                tool: self.name.clone(),
-                names: unknown,
-                accepted: self.parameters.iter().map(|p| p.name.clone()).collect(),
-            });
-        }
-
-        let values: Vec<Option<String>> = self
-            .parameters
-            .iter()
-            .map(|p| match args.get(&p.name) {
-                None | Some(Value::Null) => p.default.clone(),
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(other) => Some(other.to_string()),
-            })
-            .collect();
-        let missing: Vec<String> = self
-            .parameters
-            .iter()
-            .zip(&values)
-            .filter(|(p, v)| v.is_none() && p.is_required())
-            .map(|(p, _)| p.name.clone())
-            .collect();
-        if !missing.is_empty() {
-            return Err(ArgumentError::Missing {
-                tool: self.name.clone(),
-                names: missing,
-            });
-        }
-        for (param, value) in self.parameters.iter().zip(&values) {
-            if param.inject_as != InjectAs::Stdin
-                && value.as_ref().is_some_and(|v| v.contains('\0'))
-            {
-                return Err(ArgumentError::Nul {
-                    tool: self.name.clone(),
-                    name: param.name.clone(),
-                });
-            }
-        }
+        let values = values(&self.name, &self.parameters, args)?;
 
         let value_of = |name: &str| -> Option<&str> {
             let index = self.parameters.iter().position(|p| p.name == name)?;
@@ -142,4 +98,56 @@ impl ToolSpec {
 
         Ok(Invocation { argv, stdin })
     }
+}
+
+/// The value of each of `tool`'s `parameters` from the model's `args`, in order: a string
+/// as it is, any other JSON value as its JSON text, `null` or absent as the default (or
+/// `None`). Unknown names, missing required values and NUL bytes outside stdin are the
+/// model's mistakes.
+pub(super) fn values(
+    tool: &str,
+    parameters: &[ParamSpec],
+    args: &Map<String, Value>,
+) -> Result<Vec<Option<String>>, ArgumentError> {
+    let unknown: Vec<String> = args
+        .keys()
+        .filter(|key| !parameters.iter().any(|p| p.name == **key))
+        .cloned()
+        .collect();
+    if !unknown.is_empty() {
+        return Err(ArgumentError::Unknown {
+            tool: tool.to_owned(),
+            names: unknown,
+            accepted: parameters.iter().map(|p| p.name.clone()).collect(),
+        });
+    }
+    let values: Vec<Option<String>> = parameters
+        .iter()
+        .map(|p| match args.get(&p.name) {
+            None | Some(Value::Null) => p.default.clone(),
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => Some(other.to_string()),
+        })
+        .collect();
+    let missing: Vec<String> = parameters
+        .iter()
+        .zip(&values)
+        .filter(|(p, v)| v.is_none() && p.is_required())
+        .map(|(p, _)| p.name.clone())
+        .collect();
+    if !missing.is_empty() {
+        return Err(ArgumentError::Missing {
+            tool: tool.to_owned(),
+            names: missing,
+        });
+    }
+    for (param, value) in parameters.iter().zip(&values) {
+        if param.inject_as != InjectAs::Stdin && value.as_ref().is_some_and(|v| v.contains('\0')) {
+            return Err(ArgumentError::Nul {
+                tool: tool.to_owned(),
+                name: param.name.clone(),
+            });
+        }
+    }
+    Ok(values)
 }

@@ -1,8 +1,10 @@
 //! The tool system: raw definitions ([`ToolDef`]), their validation and expansion of the
 //! `exec:`/`shell:` sugar into the internal form ([`expand`] → [`ToolSpec`]), the OpenAI
 //! function schema, argv building from the model's arguments ([`ToolSpec::invocation`]),
-//! and the `delta tool expand` rendering. Tools run through [`crate::process`].
+//! agent tools, whose calls start sub-agent runs ([`AgentTool`]), and the `delta tool
+//! expand` rendering. Tools run through [`crate::process`].
 
+mod agent;
 mod def;
 mod error;
 mod expand;
@@ -15,11 +17,12 @@ mod spec;
 mod template;
 mod vars;
 
+pub use agent::{AgentTool, MESSAGE_PARAMETER, expand_agent};
 pub use def::{InjectAs, ParamDef, ToolDef};
 pub use error::{ArgumentError, ToolError};
 pub use expand::{ASK_HUMAN_TOOL, expand};
 pub use invoke::Invocation;
 pub use program::{MissingProgram, missing_programs};
-pub use render::render_expanded;
+pub use render::{render_agent_tools, render_expanded};
 pub use spec::{CommandPart, DEFAULT_TOOL_TIMEOUT, ParamSpec, TemplatePiece, ToolSpec};
 pub use vars::EngineVars;

@@ -7,6 +7,7 @@
 
 mod eval;
 mod html;
+mod markdown;
 mod page;
 mod table;
 
@@ -103,7 +104,30 @@ pub fn write_run_page(
     let output = output.map_or_else(|| trajectory.dir().join(RUN_PAGE), Path::to_path_buf);
     let html = run_page(&trajectory, &link_base(&trajectory.dir(), &output), content);
     write_page(&output, &redact(html))?;
+    write_subagent_pages(&trajectory, content, redact)?;
     Ok(output)
+}
+
+/// The page of every sub-agent run below `trajectory`, each in its run directory, where
+/// the page of its caller links to it.
+fn write_subagent_pages(
+    trajectory: &Trajectory,
+    content: Content,
+    redact: &dyn Fn(String) -> String,
+) -> Result<(), ViewError> {
+    let mut seen = std::collections::HashSet::from([trajectory.dir()]);
+    let mut queue: Vec<Trajectory> = trajectory.subagents().into_iter().map(|(_, t)| t).collect();
+    while let Some(child) = queue.pop() {
+        if !seen.insert(child.dir()) {
+            continue;
+        }
+        write_page(
+            &child.dir().join(RUN_PAGE),
+            &redact(run_page(&child, "", content)),
+        )?;
+        queue.extend(child.subagents().into_iter().map(|(_, t)| t));
+    }
+    Ok(())
 }
 
 /// How a page at `output` refers to files of the run directory `run_dir`: relatively when

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::html::{cost_text, duration_text, esc, head, status_class, tail};
+use super::html::{cost_text, duration_text, esc, head, status_class, tail, time_text};
 use crate::export::Content;
 use crate::run::RunStatus;
 use crate::trajectory::Trajectory;
@@ -35,6 +35,10 @@ pub struct RunRow {
     pub duration_ms: u64,
     /// When the run was created (RFC 3339).
     pub created_at: String,
+    /// Whether the run passed its check, for tables that grade runs (an eval); None
+    /// where nothing graded it. The pass rate counts these when any row has one, else
+    /// COMPLETED runs.
+    pub passed: Option<bool>,
 }
 
 impl RunRow {
@@ -57,7 +61,8 @@ impl RunRow {
             output_tokens: metadata.usage.output_tokens,
             cost_usd: metadata.usage.total_cost_usd,
             duration_ms: trajectory.duration_ms(),
-            created_at: metadata.created_at.to_string(),
+            created_at: time_text(metadata.created_at),
+            passed: None,
         }
     }
 
@@ -76,24 +81,34 @@ impl RunRow {
             cost_usd: 0.0,
             duration_ms: 0,
             created_at: String::new(),
+            passed: None,
         }
     }
 }
 
-/// The table page of `rows`, titled `title`.
+/// The table page of `rows`, titled `title`: the totals (runs by status, pass rate,
+/// tokens, cost, wall time) above and below one row per run.
 #[must_use]
 pub fn index_page(title: &str, rows: &[RunRow]) -> String {
     let mut html = String::with_capacity(4096 + rows.len() * 600);
     head(&mut html, title, "");
+    let graded = rows.iter().any(|row| row.passed.is_some());
+    let totals = Totals::of(rows, graded);
     let _ = write!(
         html,
-        "<header><h1>{}</h1><p class=\"muted\">{} runs · click a column to sort</p></header>\
+        "<header><h1>{}</h1><p class=\"totals\">{} runs: {} · pass rate {} · {} · {} in all</p>\
+         <p class=\"muted\">click a column to sort</p></header>\
          <div class=\"table-wrap\"><table class=\"sortable runs\"><thead><tr>\
-         <th>Run</th><th>Status</th><th>Agent</th><th>Task</th><th class=\"num\">Iterations</th>\
+         <th>Run</th><th>Status</th>{}<th>Agent</th><th>Task</th><th class=\"num\">Iterations</th>\
          <th class=\"num\">Tokens in</th><th class=\"num\">Tokens out</th><th class=\"num\">Cost</th>\
          <th class=\"num\">Duration</th><th>Started</th></tr></thead><tbody>",
         esc(title),
-        rows.len()
+        totals.runs,
+        esc(&totals.statuses),
+        totals.pass_rate,
+        totals.cost,
+        totals.duration,
+        if graded { "<th>Passed</th>" } else { "" },
     );
     for row in rows {
         let run = match &row.href {
@@ -104,13 +119,20 @@ pub fn index_page(title: &str, rows: &[RunRow]) -> String {
             .status
             .parse::<RunStatus>()
             .map_or("status-bad", status_class);
+        let passed = match (graded, row.passed) {
+            (false, _) => String::new(),
+            (true, Some(true)) => "<td class=\"status-ok\" data-sort=\"1\">yes</td>".to_owned(),
+            (true, Some(false)) => "<td class=\"status-bad\" data-sort=\"0\">no</td>".to_owned(),
+            (true, None) => "<td data-sort=\"-1\">—</td>".to_owned(),
+        };
         let _ = write!(
             html,
-            "<tr data-run-id=\"{id}\"><td>{run}</td><td class=\"{class}\">{status}</td><td>{agent}</td>\
-             <td>{task}</td><td class=\"num\" data-sort=\"{it}\">{it}</td>\
+            "<tr data-run-id=\"{id}\"><td class=\"name\">{run}</td><td class=\"name {class}\">{status}</td>\
+             {passed}<td class=\"name\">{agent}</td>\
+             <td class=\"task\" title=\"{task}\">{task}</td><td class=\"num\" data-sort=\"{it}\">{it}</td>\
              <td class=\"num\" data-sort=\"{tin}\">{tin}</td><td class=\"num\" data-sort=\"{tout}\">{tout}</td>\
              <td class=\"num\" data-sort=\"{cost}\">{cost_text}</td>\
-             <td class=\"num\" data-sort=\"{ms}\">{duration}</td><td>{created}</td></tr>",
+             <td class=\"num\" data-sort=\"{ms}\">{duration}</td><td class=\"time\">{created}</td></tr>",
             id = esc(&row.run_id),
             status = esc(&row.status),
             agent = esc(&row.agent),
@@ -125,7 +147,89 @@ pub fn index_page(title: &str, rows: &[RunRow]) -> String {
             created = esc(&row.created_at),
         );
     }
-    html.push_str("</tbody></table></div>");
+    let _ = write!(
+        html,
+        "</tbody><tfoot><tr class=\"totals\"><td class=\"name\">{runs} runs</td>\
+         <td class=\"pass-rate\" colspan=\"{span}\">pass rate {rate}</td>\
+         <td>{statuses}</td><td class=\"num\">{it}</td><td class=\"num\">{tin}</td>\
+         <td class=\"num\">{tout}</td><td class=\"num\">{cost}</td><td class=\"num\">{duration}</td>\
+         <td></td></tr></tfoot></table></div>",
+        runs = totals.runs,
+        span = if graded { 3 } else { 2 },
+        rate = totals.pass_rate,
+        statuses = esc(&totals.statuses),
+        it = totals.iterations,
+        tin = totals.input_tokens,
+        tout = totals.output_tokens,
+        cost = totals.cost,
+        duration = totals.duration,
+    );
     tail(&mut html);
     html
+}
+
+/// What the rows of a table add up to.
+struct Totals {
+    runs: usize,
+    /// `43 COMPLETED, 7 INTERRUPTED`.
+    statuses: String,
+    /// `86.0% (43/50 COMPLETED)`.
+    pass_rate: String,
+    iterations: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+    cost: String,
+    duration: String,
+}
+
+impl Totals {
+    fn of(rows: &[RunRow], graded: bool) -> Self {
+        let mut by_status: Vec<(String, usize)> = Vec::new();
+        for row in rows {
+            match by_status
+                .iter_mut()
+                .find(|(status, _)| *status == row.status)
+            {
+                Some((_, count)) => *count += 1,
+                None => by_status.push((row.status.clone(), 1)),
+            }
+        }
+        by_status.sort();
+        let statuses: Vec<String> = by_status
+            .iter()
+            .map(|(status, count)| format!("{count} {status}"))
+            .collect();
+        let (passed, out_of, what) = if graded {
+            (
+                rows.iter().filter(|row| row.passed == Some(true)).count(),
+                rows.iter().filter(|row| row.passed.is_some()).count(),
+                "passed",
+            )
+        } else {
+            (
+                rows.iter().filter(|row| row.status == "COMPLETED").count(),
+                rows.len(),
+                "COMPLETED",
+            )
+        };
+        let pass_rate = if out_of == 0 {
+            "—".to_owned()
+        } else {
+            format!(
+                "{:.1}% ({passed}/{out_of} {what})",
+                passed as f64 * 100.0 / out_of as f64
+            )
+        };
+        let sum = |field: fn(&RunRow) -> u64| rows.iter().map(field).sum::<u64>();
+        Self {
+            runs: rows.len(),
+            statuses: statuses.join(", "),
+            pass_rate,
+            iterations: sum(|row| u64::from(row.iterations)),
+            input_tokens: sum(|row| row.input_tokens),
+            output_tokens: sum(|row| row.output_tokens),
+            cost: cost_text(rows.iter().map(|row| row.cost_usd).sum()),
+            duration: duration_text(sum(|row| row.duration_ms)),
+        }
+    }
 }

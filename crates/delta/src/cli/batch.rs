@@ -14,6 +14,7 @@ use delta_engine::batch::{
     self, BatchDir, BatchError, BatchObserver, BatchSpec, LocalOutcome, Progress, SlurmOptions,
     TaskResult,
 };
+use delta_engine::budget::parse_cost_usd;
 use delta_engine::output::Exit;
 
 /// Arguments of `delta batch`.
@@ -72,7 +73,7 @@ struct RunBatchArgs {
     retries: u32,
 
     /// No task starts once the batch's estimated cost reaches this many US dollars.
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = parse_cost_usd)]
     max_cost_usd: Option<f64>,
 
     /// Where the tasks run.
@@ -150,7 +151,10 @@ impl RunBatchArgs {
             max_cost_usd: self.max_cost_usd,
             environment: self.environment.choice(),
         };
-        let (dir, mut manifest) = batch::prepare(&spec)?;
+        let (dir, mut manifest, lock) = batch::prepare(&spec)?;
+        if let Some(previous) = lock.previous() {
+            render::stderr(&format!("{previous}\n"));
+        }
         let delta = delta_binary()?;
         if self.executor == Executor::Slurm {
             let options = SlurmOptions {
@@ -292,7 +296,7 @@ impl<R: Finished> BatchObserver<R> for ProgressLines {
         }
     }
 
-    fn failed(&mut self, id: &str, error: &BatchError) {
+    fn failed(&mut self, id: &str, error: BatchError) {
         self.clear();
         render::warning(&format!("{} {id}: {error}", self.unit));
     }
@@ -387,7 +391,11 @@ impl StatusArgs {
 impl WorkerArgs {
     fn run(self) -> Result<Exit, CliError> {
         let dir = BatchDir::new(std::path::absolute(&self.dir).unwrap_or(self.dir.clone()));
-        let result = batch::run_worker(&dir, &delta_binary()?, self.index, self.submission)?;
+        let Some(result) = batch::run_worker(&dir, &delta_binary()?, self.index, self.submission)?
+        else {
+            render::stderr("interrupted; the task is left for the next submission\n");
+            return Ok(Exit::Interrupted);
+        };
         render::stderr(&format!("task {}: {}\n", result.id, result.status));
         Ok(if result.status == "COMPLETED" {
             Exit::Success

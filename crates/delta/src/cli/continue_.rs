@@ -16,6 +16,7 @@ use super::args::{existing_run, parse_run_id};
 use super::drive::{TakeOnArgs, read_message};
 use super::error::CliError;
 use super::render;
+use super::result::{Promise, ResultSink};
 use delta_engine::launch::Start;
 use delta_engine::output::Exit;
 use delta_engine::run::RunId;
@@ -82,14 +83,22 @@ pub struct ContinueArgs {
 }
 
 impl ContinueArgs {
-    pub(super) fn run(self) -> Result<Exit, CliError> {
+    /// What stdout is promised, and the run named.
+    pub(super) fn promise(&self) -> (Promise, Option<RunId>) {
+        (self.take_on.promise(), self.run_id.clone())
+    }
+
+    pub(super) fn run(self, sink: &mut ResultSink) -> Result<Exit, CliError> {
         let (run_id, workspace) = existing_run(self.run_id, &self.work_dir)?;
-        let message = read_message(self.message, self.message_file)?;
-        self.take_on.launch(Start::Continue {
-            workspace,
-            run_id,
-            message,
-            force: self.force,
-        })
+        let message = read_message(self.message, self.message_file)?.map(|m| m.text);
+        self.take_on.launch(
+            Start::Continue {
+                workspace,
+                run_id,
+                message,
+                force: self.force,
+            },
+            sink,
+        )
     }
 }

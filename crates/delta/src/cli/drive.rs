@@ -2,7 +2,7 @@
 //! terminal as the launch's [`Frontend`], the live stream on stderr, and the final output
 //! on stdout, printed last from the metadata on disk.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,13 +13,17 @@ use super::error::CliError;
 use super::human::{TerminalHuman, print_pause_guidance};
 use super::jsonl::JsonlStream;
 use super::render;
+use super::result::{Promise, ResultSink};
 use super::stream::StreamRenderer;
-use delta_engine::budget::{Budget, parse_duration};
+use delta_engine::budget::{
+    Budget, parse_cost_usd, parse_duration, parse_iterations, parse_tokens,
+};
 use delta_engine::engine::{HumanInput, Observer};
 use delta_engine::environment::{EnvironmentChoice, Kind};
 use delta_engine::launch::{
     Finished, Frontend, Launch, LaunchError, LaunchSpec, Reuse, Start, ask_reuse,
 };
+use delta_engine::message;
 use delta_engine::output::{Exit, render_json, render_raw, render_text};
 use delta_engine::resume::ResumeReport;
 use delta_engine::run::RunPaths;
@@ -38,16 +42,27 @@ pub enum Format {
     Jsonl,
 }
 
+impl Format {
+    /// What the format promises stdout.
+    pub(super) fn promise(self) -> Promise {
+        match self {
+            Format::Text | Format::Raw => Promise::Nothing,
+            Format::Json => Promise::Json,
+            Format::Jsonl => Promise::Jsonl,
+        }
+    }
+}
+
 /// The budget, output schema and `ask_human` flags of `run` and `continue`.
 #[derive(Debug, Args)]
 pub(super) struct LimitArgs {
     /// Stop the run (INTERRUPTED, BudgetExceeded, exit 1) before an LLM call once its
     /// estimated cost reaches this many US dollars (needs the model's price).
-    #[arg(long, value_name = "USD", value_parser = positive_dollars)]
+    #[arg(long, value_name = "USD", value_parser = parse_cost_usd)]
     max_cost_usd: Option<f64>,
 
     /// The same for input plus output tokens over the run.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_tokens)]
     max_tokens: Option<u64>,
 
     /// The same for the run's active wall time (90s, 30m, 2h); also stops a running tool.
@@ -121,44 +136,50 @@ impl LimitArgs {
     }
 }
 
-fn positive_dollars(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
-        _ => Err(format!(
-            "{text:?} is not a positive amount of US dollars, e.g. 0.50"
-        )),
-    }
-}
-
-/// The message of `-m TEXT` (`-` reads stdin) or `--message-file FILE`.
+/// The message of `-m TEXT` (`-` reads stdin) or `--message-file FILE`, at most
+/// [`message::MAX_MESSAGE_BYTES`] (the batch driver hands its tasks' messages to `delta
+/// run` on stdin, under the same bound).
 ///
 /// # Errors
-/// When stdin or the file cannot be read as UTF-8 text.
+/// When stdin or the file cannot be read as UTF-8 text, or holds too much.
 pub(super) fn read_message(
     text: Option<String>,
     file: Option<PathBuf>,
-) -> Result<Option<String>, CliError> {
-    if let Some(path) = file {
-        return std::fs::read_to_string(&path)
-            .map(Some)
-            .map_err(|source| CliError::Message {
-                from: path.display().to_string(),
-                source,
-            });
-    }
-    match text {
-        Some(dash) if dash == "-" => {
-            let mut message = String::new();
-            std::io::stdin()
-                .read_to_string(&mut message)
+) -> Result<Option<Message>, CliError> {
+    let (message, from) = match (text, file) {
+        (_, Some(path)) => {
+            let message = std::fs::File::open(&path)
+                .and_then(message::read)
                 .map_err(|source| CliError::Message {
+                    from: path.display().to_string(),
+                    source,
+                })?;
+            (message, format!("--message-file {}", path.display()))
+        }
+        (Some(dash), None) if dash == "-" => {
+            let message =
+                message::read(std::io::stdin().lock()).map_err(|source| CliError::Message {
                     from: "standard input".to_owned(),
                     source,
                 })?;
-            Ok(Some(message))
+            (message, "standard input (-m -)".to_owned())
         }
-        text => Ok(text),
-    }
+        (Some(text), None) => (text, "-m".to_owned()),
+        (None, None) => return Ok(None),
+    };
+    Ok(Some(Message {
+        text: message,
+        from,
+    }))
+}
+
+/// A message read by [`read_message`], with where it came from.
+#[derive(Debug)]
+pub(super) struct Message {
+    /// The text.
+    pub text: String,
+    /// `-m`, `standard input (-m -)` or `--message-file PATH`.
+    pub from: String,
 }
 
 /// The flags of the commands that take an existing run on (`continue`, `fork`): the fresh
@@ -166,7 +187,7 @@ pub(super) fn read_message(
 #[derive(Debug, Args)]
 pub(super) struct TakeOnArgs {
     /// Fresh iteration budget [default: agent.yaml's max_iterations, else 30].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_iterations)]
     max_iterations: Option<u32>,
 
     /// Interactive mode: ask_human questions are asked on the terminal instead of pausing.
@@ -192,8 +213,14 @@ pub(super) struct TakeOnArgs {
 }
 
 impl TakeOnArgs {
-    /// Drives the run `start` names to its end with these flags and prints its result.
-    pub(super) fn launch(self, start: Start) -> Result<Exit, CliError> {
+    /// What these flags promise stdout.
+    pub(super) fn promise(&self) -> Promise {
+        self.format.promise()
+    }
+
+    /// Drives the run `start` names to its end with these flags and prints its result
+    /// through `sink`.
+    pub(super) fn launch(self, start: Start, sink: &mut ResultSink) -> Result<Exit, CliError> {
         let spec = self.limits.spec(start, self.max_iterations);
         let terminal = Terminal {
             verbose: self.verbose,
@@ -201,7 +228,7 @@ impl TakeOnArgs {
             yes: self.yes,
             format: self.format,
         };
-        launch(spec, terminal)
+        launch(spec, terminal, sink)
     }
 }
 
@@ -220,29 +247,32 @@ pub(super) struct Terminal {
 
 /// Prepares and drives the run of `spec`, then prints its result: the one path of every
 /// command that runs an agent.
-pub(super) fn launch(spec: LaunchSpec, terminal: Terminal) -> Result<Exit, CliError> {
+pub(super) fn launch(
+    spec: LaunchSpec,
+    terminal: Terminal,
+    sink: &mut ResultSink,
+) -> Result<Exit, CliError> {
     let human = StreamRenderer::stderr(terminal.verbose);
     if terminal.format == Format::Jsonl {
         let continued = match &spec.start {
             Start::Continue {
                 workspace, run_id, ..
             } => Some((RunPaths::new(workspace, run_id).journal(), run_id.clone())),
-            Start::New { .. } | Start::Replay(_) => None,
+            Start::New { .. } | Start::Replay(_) | Start::Child(_) => None,
         };
         let mut stream = JsonlStream::new(human, continued);
         let outcome = drive(spec, terminal, &mut stream);
         // The RESULT line ends every stream, whatever stopped the run or kept it from
-        // starting.
-        return stream.finish(outcome);
+        // starting (a refusal is printed by the caller, through the same sink).
+        return stream.finish(outcome, None, sink);
     }
     let mut human = human;
     let finished = drive(spec, terminal, &mut human)?;
-    let text = match terminal.format {
-        Format::Text => render_text(&finished.result),
-        Format::Json => render_json(&finished.result),
-        Format::Raw | Format::Jsonl => render_raw(&finished.result),
-    };
-    render::stdout(&text)?;
+    match terminal.format {
+        Format::Text => render::stdout(&render_text(&finished.result))?,
+        Format::Json => sink.print(&render_json(&finished.result))?,
+        Format::Raw | Format::Jsonl => render::stdout(&render_raw(&finished.result))?,
+    }
     Ok(finished.result.exit_code())
 }
 

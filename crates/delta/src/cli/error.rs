@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use super::init::InitError;
 use super::render::{self, StdoutError};
+use delta_engine::batch::BatchError;
 use delta_engine::config::ConfigError;
+use delta_engine::eval::EvalError;
 use delta_engine::export::otlp::PostError;
 use delta_engine::export::scenario;
 use delta_engine::fork::ForkError;
@@ -75,6 +77,22 @@ pub enum CliError {
     /// An eval could not be prepared, run or read.
     #[error(transparent)]
     Eval(#[from] delta_engine::eval::EvalError),
+    /// A flag of an earlier version, accepted only to point at its replacement.
+    #[error("{flag} is gone since {since}: use {instead}")]
+    Retired {
+        /// The old flag.
+        flag: &'static str,
+        /// The version that dropped it.
+        since: &'static str,
+        /// What to write instead.
+        instead: &'static str,
+    },
+    /// The task of `delta run` (`-m`, `-m -`, `--message-file`) is empty or blank.
+    #[error("the task from {from} is empty")]
+    EmptyMessage {
+        /// Where it came from.
+        from: String,
+    },
     /// The message could not be read from `--message-file` or from stdin (`-m -`).
     #[error("cannot read the message from {from}: {source}")]
     Message {
@@ -102,9 +120,11 @@ impl CliError {
     /// The exit code this error ends the process with.
     pub fn exit(&self) -> Exit {
         match self {
-            CliError::Usage(_) | CliError::RunIdRequired { .. } | CliError::Message { .. } => {
-                Exit::Usage
-            }
+            CliError::Usage(_)
+            | CliError::RunIdRequired { .. }
+            | CliError::Message { .. }
+            | CliError::EmptyMessage { .. }
+            | CliError::Retired { .. } => Exit::Usage,
             CliError::Config(_) => Exit::Config,
             CliError::Init(error) => error.exit(),
             CliError::Fork(ForkError::InvalidSeq { .. })
@@ -146,8 +166,14 @@ impl CliError {
                  (a readable UTF-8 text file)"
                     .into(),
             ),
+            CliError::EmptyMessage { .. } => Some(
+                "say what the run should do: -m TEXT, or pipe the text into -m -, or \
+                 --message-file FILE with the task in it"
+                    .into(),
+            ),
             CliError::Usage(_)
             | CliError::Config(_)
+            | CliError::Retired { .. }
             | CliError::RunIdRequired { .. }
             | CliError::Output(_)
             | CliError::Runtime(_)
@@ -172,7 +198,11 @@ pub fn report(error: &CliError) {
             let _ = error.print();
             return;
         }
-        CliError::Config(error) => error.to_string(),
+        // A configuration error renders itself whole (`error:`, location, help); wrapped in
+        // a batch's error it printed `error: error:` (issue 30 item 10).
+        CliError::Config(error)
+        | CliError::Batch(BatchError::Config(error))
+        | CliError::Eval(EvalError::Batch(BatchError::Config(error))) => error.to_string(),
         CliError::Init(_)
         | CliError::Fork(_)
         | CliError::Replay(_)
@@ -186,7 +216,9 @@ pub fn report(error: &CliError) {
         | CliError::CurrentDir(_)
         | CliError::Runtime(_)
         | CliError::Stdout(_)
-        | CliError::Message { .. } => match error.help() {
+        | CliError::Message { .. }
+        | CliError::EmptyMessage { .. }
+        | CliError::Retired { .. } => match error.help() {
             Some(help) => format!("error: {error}\n  = help: {help}"),
             None => format!("error: {error}"),
         },
@@ -236,7 +268,9 @@ impl ExportError {
     pub(super) fn exit(&self) -> Exit {
         match self {
             ExportError::EndpointNeedsOtlp | ExportError::Misused { .. } => Exit::Usage,
-            ExportError::Scenario(scenario::ScenarioError::Name { .. }) => Exit::Usage,
+            ExportError::Scenario(
+                scenario::ScenarioError::Name { .. } | scenario::ScenarioError::NameTooLong { .. },
+            ) => Exit::Usage,
             ExportError::Scenario(_)
             | ExportError::Trajectory(_)
             | ExportError::Post(_)

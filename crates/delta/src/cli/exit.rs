@@ -57,10 +57,13 @@ pub(super) fn batch(error: &BatchError) -> Exit {
     match error {
         BatchError::Tasks(_) | BatchError::Config(_) | BatchError::Mismatch { .. } => Exit::Config,
         BatchError::Io { .. }
+        | BatchError::NotABatch { .. }
         | BatchError::Corrupt { .. }
         | BatchError::Spawn { .. }
         | BatchError::NoRun { .. }
         | BatchError::Sbatch(_)
+        | BatchError::Driven { .. }
+        | BatchError::DrivenElsewhere { .. }
         | BatchError::NoSuchIndex { .. } => Exit::Failure,
     }
 }

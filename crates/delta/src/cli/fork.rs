@@ -9,6 +9,7 @@ use super::args::{existing_run, parse_run_id};
 use super::drive::{TakeOnArgs, read_message};
 use super::error::CliError;
 use super::render;
+use super::result::{Promise, ResultSink};
 use delta_engine::fork::{ForkSpec, fork};
 use delta_engine::launch::Start;
 use delta_engine::output::Exit;
@@ -77,9 +78,14 @@ pub struct ForkArgs {
 }
 
 impl ForkArgs {
-    pub(super) fn run(self) -> Result<Exit, CliError> {
+    /// What stdout is promised.
+    pub(super) fn promise(&self) -> Promise {
+        self.take_on.promise()
+    }
+
+    pub(super) fn run(self, sink: &mut ResultSink) -> Result<Exit, CliError> {
         let (parent, workspace) = existing_run(self.run_id, &self.work_dir)?;
-        let message = read_message(self.message, self.message_file)?;
+        let message = read_message(self.message, self.message_file)?.map(|m| m.text);
         let forked = fork(&ForkSpec {
             workspace,
             parent,
@@ -97,11 +103,16 @@ impl ForkArgs {
             forked.parent.run_id,
             forked.parent.seq
         ));
-        self.take_on.launch(Start::Continue {
-            workspace: forked.paths.workspace().to_path_buf(),
-            run_id: forked.paths.run_id().clone(),
-            message,
-            force: false,
-        })
+        // The fork exists now: a refusal from here on names it.
+        sink.name_run(forked.paths.run_id().clone());
+        self.take_on.launch(
+            Start::Continue {
+                workspace: forked.paths.workspace().to_path_buf(),
+                run_id: forked.paths.run_id().clone(),
+                message,
+                force: false,
+            },
+            sink,
+        )
     }
 }

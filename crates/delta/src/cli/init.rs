@@ -126,6 +126,14 @@ impl Template {
         }
     }
 
+    /// The template's scripted model (examples/hello-world's, kept equal by a test).
+    fn mock_script(self) -> Option<&'static str> {
+        match self {
+            Template::Minimal => None,
+            Template::HelloWorld => Some(include_str!("init/hello-world/mock-script.yaml")),
+        }
+    }
+
     fn label(self) -> String {
         self.to_possible_value()
             .map(|value| value.get_name().to_owned())
@@ -133,12 +141,14 @@ impl Template {
     }
 }
 
-/// The three files of a new agent, in the order they are written.
+/// The files of a new agent, in the order they are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentFiles {
     pub agent_yaml: String,
     pub system_prompt: String,
     pub context_yaml: String,
+    /// A scripted model for mock-llm, so the agent runs with no key and no network.
+    pub mock_script: Option<String>,
 }
 
 /// Render `template` for an agent called `name`.
@@ -153,6 +163,7 @@ pub fn render(template: Template, name: &str, description: &str) -> AgentFiles {
             .replace("{{description}}", &yaml_string(description)),
         system_prompt: system_prompt.replace("{{name}}", name),
         context_yaml: DEFAULT_CONTEXT_YAML.to_owned(),
+        mock_script: template.mock_script().map(str::to_owned),
     }
 }
 
@@ -217,11 +228,13 @@ fn create(dir: &Path, files: &AgentFiles) -> Result<(), InitError> {
     })?;
 
     let written = [
-        ("agent.yaml", &files.agent_yaml),
-        ("system_prompt.md", &files.system_prompt),
-        ("context.yaml", &files.context_yaml),
+        ("agent.yaml", Some(&files.agent_yaml)),
+        ("system_prompt.md", Some(&files.system_prompt)),
+        ("context.yaml", Some(&files.context_yaml)),
+        ("mock-script.yaml", files.mock_script.as_ref()),
     ]
     .into_iter()
+    .filter_map(|(file, contents)| contents.map(|contents| (file, contents)))
     .try_for_each(|(file, contents)| {
         let path = dir.join(file);
         OpenOptions::new()
@@ -271,14 +284,38 @@ fn next_steps(dir: &Path, name: &str, template: Template) -> String {
     // Quoted so the suggested command can be pasted as is.
     let pasteable = quote(&shown);
     let width = file("system_prompt.md").chars().count();
+    let mock = match template {
+        Template::HelloWorld => format!(
+            "  {script:width$}  a scripted model: runs with no key and no network\n",
+            script = file("mock-script.yaml"),
+        ),
+        Template::Minimal => String::new(),
+    };
+    let try_it = match template {
+        // Issue 30 item 10: the template had no mock script, and nothing said mock-llm
+        // exists; a newcomer's first run needed a key.
+        Template::HelloWorld => format!(
+            "  Try it now, with no key and no network, against its scripted model (mock-llm \
+             comes\n  with `cargo install --path crates/mock-llm`):\n  \
+             mock-llm --script {script} --port 8089 &\n  \
+             DELTA_BASE_URL=http://127.0.0.1:8089/v1 delta run --agent {pasteable} -y -m \
+             \"Create hello.txt\"\n",
+            script = quote(&file("mock-script.yaml")),
+        ),
+        Template::Minimal => "  Test it without a model: mock-llm serves a scripted one \
+             (crates/mock-llm/README.md;\n  `delta init -t hello-world` comes with a \
+             script).\n"
+            .to_owned(),
+    };
     format!(
         "Created agent `{name}` from template `{template}`:\n  \
          {agent:width$}  model and tools\n  \
          {prompt:width$}  instructions for the model\n  \
          {context:width$}  what the model sees on every call\n\
-         \n{header}\n  \
+         {mock}\n{header}\n  \
          Edit the system prompt and the tools, then see how each tool will run:\n  \
-         delta tool expand {pasteable}\n  \
+         delta tool expand {pasteable}\n\
+         {try_it}  \
          Reach a model: OpenAI with `export DELTA_API_KEY=sk-...`, or any OpenAI-compatible\n  \
          server with `export DELTA_BASE_URL=http://localhost:11434/v1` (Ollama; no key needed),\n  \
          and set llm.model in agent.yaml to a model it serves. Then run it:\n  \

@@ -12,10 +12,11 @@ use std::path::PathBuf;
 
 use super::error::CliError;
 use super::render;
+use super::result::ResultSink;
 use super::stream::StreamRenderer;
 use delta_engine::engine::{EngineEvent, Observer};
 use delta_engine::launch::Finished;
-use delta_engine::output::{Exit, RefusalLine, ResultLine, ResultTag};
+use delta_engine::output::{Exit, ResultLine, ResultTag};
 use delta_engine::run::RunId;
 
 /// The observer of a `--format jsonl` run.
@@ -77,38 +78,37 @@ impl JsonlStream {
         }
     }
 
-    /// Ends the stream: the journal's last lines, then the RESULT line of `outcome` (the
-    /// run's result, or what kept it from being driven). Returns the exit code.
-    pub(super) fn finish(mut self, outcome: Result<Finished, CliError>) -> Result<Exit, CliError> {
+    /// Ends the stream: the journal's last lines, then the RESULT line of the run through
+    /// `sink`. A run that could not be driven is left to the caller, which refuses it
+    /// through the same sink (naming the run when one was created). Returns the exit code.
+    ///
+    /// `replayed`: a replay's outcome and the exit code it decides.
+    pub(super) fn finish(
+        mut self,
+        outcome: Result<Finished, CliError>,
+        replayed: Option<(&serde_json::Value, Exit)>,
+        sink: &mut ResultSink,
+    ) -> Result<Exit, CliError> {
         self.catch_up();
-        let (line, exit) = match &outcome {
-            Ok(finished) => {
-                let exit = finished.result.exit_code();
-                let line = ResultLine {
-                    line_type: ResultTag::Result,
-                    result: &finished.result,
-                    exit_code: exit.code(),
-                };
-                (serde_json::to_string(&line), exit)
-            }
-            Err(error) => {
-                let line = RefusalLine::new(
-                    self.run_id.clone(),
-                    error.exit(),
-                    error.to_string(),
-                    error.help(),
-                );
-                (serde_json::to_string(&line), error.exit())
-            }
-        };
-        // Both are built from plain data; serde_json cannot fail on them.
-        if let Ok(line) = line {
-            self.write(&format!("{line}\n"));
+        if let Some(run_id) = self.run_id.clone() {
+            sink.name_run(run_id);
         }
         if let Some(error) = self.failed {
             return Err(error.into());
         }
-        outcome.map(|_| exit)
+        let finished = outcome?;
+        let exit = replayed.map_or_else(|| finished.result.exit_code(), |(_, exit)| exit);
+        let line = ResultLine {
+            line_type: ResultTag::Result,
+            result: &finished.result,
+            exit_code: exit.code(),
+            replay: replayed.map(|(value, _)| value),
+        };
+        // Built from plain data; serde_json cannot fail on it.
+        if let Ok(line) = serde_json::to_string(&line) {
+            sink.print(&format!("{line}\n"))?;
+        }
+        Ok(exit)
     }
 }
 

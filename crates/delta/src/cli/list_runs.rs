@@ -10,6 +10,7 @@ use super::render;
 use delta_engine::output::Exit;
 use delta_engine::output::{
     RunFilter, RunListing, list_runs, render_runs_json, render_runs_raw, render_runs_text,
+    render_tree_text, tree_rows,
 };
 use delta_engine::run::RunStatus;
 
@@ -30,6 +31,7 @@ pub(super) const LONG_ABOUT: &str = "List the runs of a workspace, most recently
         ("Runs that `delta continue` accepts", "delta list-runs -w ./work --resumable"),
         ("Continue the most recent resumable run", "delta continue -w ./work --run-id \"$(delta list-runs -w ./work --resumable --first)\""),
         ("Machine-readable", "delta list-runs -w ./work --status FAILED --format json | jq -r '.[].run_id'"),
+        ("Each run with its sub-agents under it", "delta list-runs -w ./work --tree"),
     ])
 )]
 pub struct ListRunsArgs {
@@ -50,6 +52,12 @@ pub struct ListRunsArgs {
     /// Only the most recently updated matching run.
     #[arg(long)]
     first: bool,
+
+    /// Each run with its sub-agents under it, indented, in the order they were started
+    /// (also those in a sub-directory workspace); the filters and --first choose the
+    /// top-level runs.
+    #[arg(long)]
+    tree: bool,
 
     /// What stdout gets.
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
@@ -78,7 +86,11 @@ impl ListRunsArgs {
             resumable: self.resumable,
             status: self.status,
         };
-        let mut runs: Vec<RunListing> = list_runs(&self.work_dir)?
+        let listed = list_runs(&self.work_dir)?;
+        if self.tree {
+            return self.print_tree(listed, filter);
+        }
+        let mut runs: Vec<RunListing> = listed
             .into_iter()
             .filter(|run| filter.matches(run))
             .collect();
@@ -93,6 +105,29 @@ impl ListRunsArgs {
             ListFormat::Text => render_runs_text(&runs, chrono::Utc::now()),
         };
         if runs.is_empty() && self.format == ListFormat::Text {
+            render::stderr(&format!("{}\n", self.empty_hint()));
+        }
+        render::stdout(&text)?;
+        Ok(Exit::Success)
+    }
+
+    /// `--tree`: the top-level runs the filters accept (the first only, with --first),
+    /// each followed by its sub-agents.
+    fn print_tree(&self, listed: Vec<RunListing>, filter: RunFilter) -> Result<Exit, CliError> {
+        let first = listed
+            .iter()
+            .find(|run| run.called_by.is_none() && filter.matches(run))
+            .map(|run| run.run_id.clone());
+        let rows = tree_rows(&self.work_dir, listed, |run| {
+            filter.matches(run) && (!self.first || Some(&run.run_id) == first.as_ref())
+        });
+        let runs: Vec<RunListing> = rows.iter().map(|row| row.listing.clone()).collect();
+        let text = match self.format {
+            ListFormat::Json => render_runs_json(&runs),
+            ListFormat::Raw => render_runs_raw(&runs),
+            ListFormat::Text => render_tree_text(&rows, chrono::Utc::now()),
+        };
+        if rows.is_empty() && self.format == ListFormat::Text {
             render::stderr(&format!("{}\n", self.empty_hint()));
         }
         render::stdout(&text)?;

@@ -29,6 +29,7 @@ mod jsonl;
 mod list_runs;
 mod render;
 mod replay;
+mod result;
 mod run;
 mod stream;
 mod tool;
@@ -38,6 +39,7 @@ use clap::{Parser, Subcommand};
 
 pub use delta_engine::output::Exit;
 pub use error::{CliError, report};
+use result::ResultSink;
 
 /// `delta`: run AI agents the Unix way.
 #[derive(Debug, Parser)]
@@ -106,21 +108,38 @@ enum Command {
 /// `--help` and `--version` print and succeed; any other parse failure is returned as a
 /// [`CliError::Usage`] (exit 2) so that it is reported like every other error.
 pub fn run() -> Result<Exit, CliError> {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(error) if !error.use_stderr() => {
             render::stdout_result(error.print())?;
             return Ok(Exit::Success);
         }
-        Err(error) => return Err(error.into()),
+        Err(error) => {
+            // A program asked for a result on stdout; it gets one even for a command line
+            // that does not parse.
+            let error = CliError::from(error);
+            let (promise, run_id) = result::promised_by(&args);
+            ResultSink::new(promise, run_id).refuse(&error);
+            return Err(error);
+        }
     };
     match cli.command {
         Command::Init(args) => Ok(args.run()?),
-        Command::Continue(args) => args.run(),
-        Command::Fork(args) => args.run(),
-        Command::Replay(args) => args.run(),
+        Command::Continue(args) => {
+            let (promise, run_id) = args.promise();
+            with_result(ResultSink::new(promise, run_id), |sink| args.run(sink))
+        }
+        Command::Fork(args) => {
+            with_result(ResultSink::new(args.promise(), None), |sink| args.run(sink))
+        }
+        Command::Replay(args) => {
+            with_result(ResultSink::new(args.promise(), None), |sink| args.run(sink))
+        }
         Command::ListRuns(args) => args.run(),
-        Command::Run(args) => args.run(),
+        Command::Run(args) => {
+            with_result(ResultSink::new(args.promise(), None), |sink| args.run(sink))
+        }
         Command::Export(args) => args.run(),
         Command::View(args) => args.run(),
         Command::Tool(args) => args.run(),
@@ -129,4 +148,17 @@ pub fn run() -> Result<Exit, CliError> {
         Command::Env(args) => args.run(),
         Command::Completions(args) => args.run(),
     }
+}
+
+/// Runs a command that drives a run, keeping its promise to stdout: when it fails
+/// before printing its result, the refusal is printed instead.
+fn with_result(
+    mut sink: ResultSink,
+    command: impl FnOnce(&mut ResultSink) -> Result<Exit, CliError>,
+) -> Result<Exit, CliError> {
+    let outcome = command(&mut sink);
+    if let Err(error) = &outcome {
+        sink.refuse(error);
+    }
+    outcome
 }

@@ -11,11 +11,14 @@ use super::args::{existing_run, parse_run_id};
 use super::drive::EnvironmentArgs;
 use super::drive::TerminalFrontend;
 use super::error::CliError;
+use super::jsonl::JsonlStream;
 use super::render;
+use super::result::{Promise, ResultSink};
 use super::stream::StreamRenderer;
 use delta_engine::engine::HumanInput;
 use delta_engine::launch::Launch;
 use delta_engine::output::Exit;
+use delta_engine::quote::quote_path;
 use delta_engine::replay::{Outcome, ReplaySpec, prepare};
 use delta_engine::run::RunId;
 
@@ -36,7 +39,8 @@ pub(super) const LONG_ABOUT: &str = concat!(
     "stops it there. The replay runs in the recording's workspace as it is now (files are ",
     "not versioned), or with --workspace-from DIR in a fresh numbered workspace of the agent ",
     "that starts with a copy of DIR's files. Its metadata.json names the recording in ",
-    "replay_of.\n",
+    "replay_of. Sub-agents are replayed from their own recordings, and the tree is identical \
+    when every run of it is.\n",
     "\n",
     "Exit codes: 0 identical, 1 divergence (so it gates CI); 2 usage; 126 configuration.",
 );
@@ -48,6 +52,9 @@ enum ReplayFormat {
     Text,
     /// The outcome as one JSON object.
     Json,
+    /// The replay's journal lines as they are appended, then one RESULT line: its
+    /// RunResult with the outcome under `replay`.
+    Jsonl,
 }
 
 /// Arguments of `delta replay`.
@@ -95,8 +102,18 @@ pub struct ReplayArgs {
 }
 
 impl ReplayArgs {
-    pub(super) fn run(self) -> Result<Exit, CliError> {
+    /// What stdout is promised.
+    pub(super) fn promise(&self) -> Promise {
+        match self.format {
+            ReplayFormat::Text => Promise::Nothing,
+            ReplayFormat::Json => Promise::Json,
+            ReplayFormat::Jsonl => Promise::Jsonl,
+        }
+    }
+
+    pub(super) fn run(self, sink: &mut ResultSink) -> Result<Exit, CliError> {
         let (run_id, workspace) = existing_run(self.run_id, &self.work_dir)?;
+        let seeded = self.workspace_from.is_some();
         let replay = prepare(&ReplaySpec {
             workspace,
             run_id,
@@ -107,33 +124,59 @@ impl ReplayArgs {
         })?;
         let mut frontend = TerminalFrontend { yes: true };
         let launch = Launch::prepare(replay.launch, &mut frontend)?;
-        let mut observer = StreamRenderer::stderr(self.verbose);
         let human: Arc<dyn HumanInput> = replay.human;
-        let finished = launch.drive(&mut observer, Some(human), &mut frontend)?;
-        let outcome = replay.model.outcome(&finished.paths);
-        let text = match self.format {
-            ReplayFormat::Text => render_text(&outcome),
-            ReplayFormat::Json => render_json(&outcome),
-        };
-        render::stdout(&text)?;
-        Ok(if outcome.identical() {
-            Exit::Success
+        let human_stream = StreamRenderer::stderr(self.verbose);
+        let (finished, stream) = if self.format == ReplayFormat::Jsonl {
+            let mut stream = JsonlStream::new(human_stream, None);
+            let finished = launch.drive(&mut stream, Some(human), &mut frontend);
+            (finished, Some(stream))
         } else {
-            Exit::Failure
-        })
+            let mut observer = human_stream;
+            (
+                launch.drive(&mut observer, Some(human), &mut frontend),
+                None,
+            )
+        };
+        let finished = finished.map_err(CliError::from);
+        let outcome = finished
+            .as_ref()
+            .ok()
+            .map(|finished| replay.model.outcome(&finished.paths));
+        let exit = match &outcome {
+            Some(outcome) if outcome.identical() => Exit::Success,
+            Some(_) | None => Exit::Failure,
+        };
+        if let Some(outcome) = &outcome
+            && seeded
+        {
+            // The replay is in a fresh workspace of the agent, not beside the recording.
+            render::stderr(&format!(
+                "The replay ran in workspace {dir} (seeded from --workspace-from); see it with: \
+                 delta list-runs -w {dir}\n",
+                dir = quote_path(&outcome.work_dir)
+            ));
+        }
+        if let Some(stream) = stream {
+            let value = outcome.as_ref().and_then(|o| serde_json::to_value(o).ok());
+            let replayed = value.as_ref().map(|value| (value, exit));
+            return stream.finish(finished, replayed, sink);
+        }
+        finished?;
+        let Some(outcome) = outcome else {
+            return Ok(exit);
+        };
+        match self.format {
+            ReplayFormat::Json => sink.print(&render_json(&outcome))?,
+            ReplayFormat::Text | ReplayFormat::Jsonl => render::stdout(&render_text(&outcome))?,
+        }
+        Ok(exit)
     }
 }
 
 fn render_text(outcome: &Outcome) -> String {
-    let summary = format!(
-        "replay {} of run {}: {}, {} of {} answers replayed, {} observations compared",
-        outcome.run_id,
-        outcome.replay_of,
-        outcome.status,
-        outcome.answers_replayed,
-        outcome.answers_recorded,
-        outcome.observations_compared
-    );
+    let mut summary = String::new();
+    summarize(outcome, 0, &mut summary);
+    let summary = summary.trim_end();
     match &outcome.divergence {
         None => format!("identical\n{summary}\n"),
         Some(divergence) => {
@@ -145,6 +188,23 @@ fn render_text(outcome: &Outcome) -> String {
                 divergence.seq, divergence.what, divergence.diff
             )
         }
+    }
+}
+
+/// One line per run of the replayed tree, sub-agents indented under their caller.
+fn summarize(outcome: &Outcome, depth: usize, out: &mut String) {
+    out.push_str(&format!(
+        "{}replay {} of run {}: {}, {} of {} answers replayed, {} observations compared\n",
+        "  ".repeat(depth),
+        outcome.run_id,
+        outcome.replay_of,
+        outcome.status,
+        outcome.answers_replayed,
+        outcome.answers_recorded,
+        outcome.observations_compared
+    ));
+    for child in &outcome.subagents {
+        summarize(child, depth + 1, out);
     }
 }
 

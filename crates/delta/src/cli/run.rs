@@ -17,6 +17,8 @@ use super::args::parse_run_id;
 use super::drive::{self, Format, LimitArgs, Terminal, read_message};
 use super::error::CliError;
 use super::render;
+use super::result::{Promise, ResultSink};
+use delta_engine::budget::parse_iterations;
 use delta_engine::launch::Start;
 use delta_engine::output::Exit;
 use delta_engine::run::RunId;
@@ -62,9 +64,13 @@ pub struct RunArgs {
         short,
         long,
         value_name = "TEXT",
-        required_unless_present = "message_file"
+        required_unless_present_any = ["message_file", "task"]
     )]
     message: Option<String>,
+
+    /// The pre-1.8 name of -m: accepted only to say so.
+    #[arg(long, hide = true, value_name = "TEXT", conflicts_with_all = ["message", "message_file"])]
+    task: Option<String>,
 
     /// Read the task from a file.
     #[arg(long, value_name = "FILE", conflicts_with = "message", value_hint = ValueHint::FilePath)]
@@ -76,7 +82,7 @@ pub struct RunArgs {
     work_dir: Option<PathBuf>,
 
     /// Iteration budget [default: agent.yaml's max_iterations, else 30].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_iterations)]
     max_iterations: Option<u32>,
 
     /// Show engine detail on stderr: timings, invocation ids, retries.
@@ -108,9 +114,28 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    pub(super) fn run(self) -> Result<Exit, CliError> {
+    /// What stdout is promised.
+    pub(super) fn promise(&self) -> Promise {
+        self.format.promise()
+    }
+
+    pub(super) fn run(self, sink: &mut ResultSink) -> Result<Exit, CliError> {
+        if self.task.is_some() {
+            return Err(CliError::Retired {
+                flag: "--task",
+                since: "v1.8",
+                instead: "-m/--message TEXT (or --message-file FILE)",
+            });
+        }
         let cwd = std::env::current_dir().map_err(CliError::CurrentDir)?;
-        let task = read_message(self.message, self.message_file)?.unwrap_or_default();
+        let task = match read_message(self.message, self.message_file)? {
+            // A run on an empty task would only spend money asking the model what to do.
+            Some(message) if message.text.trim().is_empty() => {
+                return Err(CliError::EmptyMessage { from: message.from });
+            }
+            Some(message) => message.text,
+            None => String::new(),
+        };
         let spec = self.limits.spec(
             Start::New {
                 agent: self.agent,
@@ -127,6 +152,6 @@ impl RunArgs {
             yes: self.yes,
             format: self.format,
         };
-        drive::launch(spec, terminal)
+        drive::launch(spec, terminal, sink)
     }
 }

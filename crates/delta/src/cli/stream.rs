@@ -124,6 +124,75 @@ impl Drop for StreamRenderer {
     }
 }
 
+/// A finished tool call in one line: its mark, exit code and duration.
+fn tool_outcome(status: ActionStatus, exit_code: Option<i32>, elapsed: Duration) -> String {
+    let code = exit_code.map_or_else(|| "no exit code".to_owned(), |c| format!("exit {c}"));
+    let mark = match status {
+        ActionStatus::Success => render::styled("✓", GOOD),
+        ActionStatus::Failed => render::styled("✗ FAILED", BAD),
+        ActionStatus::Error => render::styled("✗ ERROR", BAD),
+    };
+    format!("{mark} {code} · {}", duration(elapsed))
+}
+
+impl StreamRenderer {
+    /// A sub-agent's step, indented by its depth: its start and end, its tool calls and
+    /// their outcome, its warnings. Its text and engine detail stay in its own files.
+    fn subagent(&mut self, run_id: &str, depth: u32, event: &EngineEvent) {
+        let indent = "    ".repeat(usize::try_from(depth).unwrap_or(1));
+        let line = match event {
+            EngineEvent::RunStarted { agent_name, .. } => Some(render::styled(
+                &format!("{indent}▶ sub-agent {run_id} · agent {agent_name}"),
+                HEADER,
+            )),
+            EngineEvent::ToolStarted {
+                tool_name,
+                arguments,
+                ..
+            } => Some(format!(
+                "{indent}{} {}",
+                render::styled(&format!("→ {tool_name}"), TOOL),
+                clip(arguments.trim(), ARGUMENTS_WIDTH)
+            )),
+            EngineEvent::ToolFinished {
+                status,
+                exit_code,
+                elapsed,
+                ..
+            } => Some(format!(
+                "{indent}  {}",
+                tool_outcome(*status, *exit_code, *elapsed)
+            )),
+            EngineEvent::Warning { message } => Some(format!(
+                "{indent}{}",
+                render::styled(&format!("warning: {message}"), NOTE)
+            )),
+            EngineEvent::RunFinished {
+                status, iterations, ..
+            } => Some(format!(
+                "{indent}■ sub-agent {run_id} {status} after {iterations} iteration(s)"
+            )),
+            EngineEvent::Thought { content, .. } if self.verbose && !content.trim().is_empty() => {
+                Some(format!("{indent}{}", clip(content.trim(), ARGUMENTS_WIDTH)))
+            }
+            EngineEvent::IterationStarted { .. }
+            | EngineEvent::ContextBuilt { .. }
+            | EngineEvent::ContextTrimmed { .. }
+            | EngineEvent::ContextWindowExceeded { .. }
+            | EngineEvent::LlmRequestStarted { .. }
+            | EngineEvent::LlmRetry { .. }
+            | EngineEvent::LlmText { .. }
+            | EngineEvent::LlmResponded { .. }
+            | EngineEvent::Thought { .. }
+            | EngineEvent::Detail { .. }
+            | EngineEvent::Subagent { .. } => None,
+        };
+        if let Some(line) = line {
+            self.print(&format!("{line}\n"));
+        }
+    }
+}
+
 impl Observer for StreamRenderer {
     fn on_event(&mut self, event: &EngineEvent) {
         match event {
@@ -243,8 +312,13 @@ impl Observer for StreamRenderer {
                 let tokens = usage.map_or_else(
                     || "no token counts".to_owned(),
                     |u| {
+                        let cached = if u.cached_tokens > 0 {
+                            format!(" ({} cached)", u.cached_tokens)
+                        } else {
+                            String::new()
+                        };
                         format!(
-                            "{} tokens in / {} out",
+                            "{} tokens in{cached} / {} out",
                             u.prompt_tokens, u.completion_tokens
                         )
                     },
@@ -298,19 +372,17 @@ impl Observer for StreamRenderer {
                 observation,
                 ..
             } => {
-                let code =
-                    exit_code.map_or_else(|| "no exit code".to_owned(), |c| format!("exit {c}"));
-                let mark = match status {
-                    ActionStatus::Success => render::styled("✓", GOOD),
-                    ActionStatus::Failed => render::styled("✗ FAILED", BAD),
-                    ActionStatus::Error => render::styled("✗ ERROR", BAD),
-                };
-                let mut text = format!("  {mark} {code} · {}\n", duration(*elapsed));
+                let mut text = format!("  {}\n", tool_outcome(*status, *exit_code, *elapsed));
                 text.push_str(&preview(observation));
                 self.print(&text);
             }
             // engine.log's; the live stream shows what the user acts on.
             EngineEvent::Detail { .. } => {}
+            EngineEvent::Subagent {
+                run_id,
+                depth,
+                event,
+            } => self.subagent(run_id, *depth, event),
             EngineEvent::RunFinished {
                 status,
                 iterations,

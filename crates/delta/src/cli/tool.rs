@@ -80,6 +80,7 @@ impl ExpandArgs {
             render::warning(&missing.to_string());
         }
         let mut text = tool::render_expanded(&agent.tools);
+        text.push_str(&tool::render_agent_tools(&agent.agent_tools));
         if !agent.mcp_servers.is_empty() {
             text.push_str(&list_mcp_tools(&agent, &cwd)?);
         }
@@ -117,7 +118,8 @@ fn list_mcp_tools(agent: &config::Agent, cwd: &std::path::Path) -> Result<String
             redactor: Redactor::default(),
             placement: delta_engine::environment::Placement::Host,
         };
-        let mut servers = McpServers::start(&agent.mcp_servers, env)
+        let command_tools: Vec<&str> = agent.tools.iter().map(|t| t.name.as_str()).collect();
+        let mut servers = McpServers::start(&agent.mcp_servers, env, &command_tools)
             .await
             .map_err(|error| CliError::Config(error.to_config_error()))?;
         for warning in &servers.warnings {

@@ -18,4 +18,5 @@ mod resume;
 mod runstate;
 mod schemas;
 mod sessions;
+mod subagents;
 mod tool;

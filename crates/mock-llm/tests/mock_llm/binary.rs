@@ -114,7 +114,7 @@ fn invalid_script_exits_2_naming_file_line_and_fix() {
         String::from_utf8_lossy(&output.stderr),
         format!(
             "error: invalid mock script: unknown field `contnt`, expected one of content, \
-             tool_calls, usage, finish_reason, delay_ms, stream_hold_until, repeat\n  --> {}:3:7\n  = help: a \
+             tool_calls, usage, finish_reason, reasoning, redacted_reasoning, delay_ms, stream_hold_until, repeat\n  --> {}:3:7\n  = help: a \
              script is `steps:` (a list; each entry is one of `message`, `error`, \
              `drop_connection`, `malformed`) with optional `mode` and `models`; see \
              `mock-llm --help` or schemas/mock-script.schema.json\n",

@@ -95,7 +95,7 @@ fn unknown_field_is_reported_with_its_line_and_column() {
     assert_eq!(
         message,
         "unknown field `contnt`, expected one of content, tool_calls, usage, finish_reason, \
-         delay_ms, stream_hold_until, repeat"
+         reasoning, redacted_reasoning, delay_ms, stream_hold_until, repeat"
     );
 }
 
@@ -149,7 +149,7 @@ fn from_path_reads_json_and_names_the_file_in_errors() {
         err.to_string(),
         format!(
             "invalid mock script {}:2:23: unknown field `contnt`, expected one of `content`, \
-             `tool_calls`, `usage`, `finish_reason`, `delay_ms`, `stream_hold_until`, `repeat`",
+             `tool_calls`, `usage`, `finish_reason`, `reasoning`, `redacted_reasoning`, `delay_ms`, `stream_hold_until`, `repeat`",
             bad.display()
         )
     );

@@ -450,7 +450,8 @@ async fn unknown_routes_get_json_404_and_wrong_methods_json_405() {
     assert_eq!(
         body["error"]["message"],
         "mock-llm: no route for GET /v1/embeddings; mock-llm serves POST /v1/chat/completions, \
-         POST /chat/completions, GET /v1/models and GET /models"
+         POST /v1/messages, POST /v1/responses (each also without /v1), GET /v1/models and \
+         GET /models"
     );
     let wrong_method = client()
         .get(format!("{}/chat/completions", server.base_url()))

@@ -1,7 +1,9 @@
 //! `--strict PROFILE`: requests validated as each real server validates them, refused
 //! with its status and error body (issue 11).
 
-use mock_llm::{MockProfile, MockServer, ReadScript as _, Script, ServerOptions, strict_profile};
+use mock_llm::{
+    MockProfile, MockServer, ModelApi, ReadScript as _, Script, ServerOptions, strict_profile,
+};
 use serde_json::{Value, json};
 
 use crate::support::post_json;
@@ -50,10 +52,18 @@ fn second_request(content: Option<Value>, tool_choice: bool) -> Value {
 }
 
 #[tokio::test]
-async fn every_profile_accepts_what_the_engine_sends() {
-    for profile in MockProfile::STRICT {
+async fn every_chat_profile_accepts_what_the_engine_sends() {
+    let chat = MockProfile::STRICT
+        .into_iter()
+        .filter(|profile| profile.api() == Some(ModelApi::Chat));
+    for profile in chat {
         let server = strict(profile, "steps:\n  - message: {content: ok}\n");
-        let (status, body) = post_json(&server, &second_request(Some(json!("")), true)).await;
+        let mut request = second_request(Some(json!("")), true);
+        if profile == MockProfile::Deepseek {
+            // The engine's `llm.reasoning_passback: [reasoning_content]` for DeepSeek.
+            request["messages"][2]["reasoning_content"] = json!("");
+        }
+        let (status, body) = post_json(&server, &request).await;
         assert_eq!(status, 200, "{profile}: {body}");
     }
 }
@@ -245,6 +255,27 @@ fn profile_names_round_trip_and_unknown_names_list_the_choices() {
     let err = strict_profile("llamacpp").unwrap_err();
     assert_eq!(
         err.to_string(),
-        "unknown strict profile `llamacpp`; use one of: openai, llama-cpp, vllm, ollama"
+        "unknown strict profile `llamacpp`; use one of: openai, llama-cpp, vllm, ollama, deepseek, \
+         anthropic, responses"
     );
+}
+
+// DeepSeek in thinking mode: the reasoning of a turn with tool calls must come back, the
+// key present even when empty (digest §C1, §D3 rule 1).
+#[tokio::test]
+async fn deepseek_refuses_a_tool_call_turn_without_its_reasoning() {
+    let server = strict(
+        MockProfile::Deepseek,
+        "steps:\n  - message: {content: ok}\n",
+    );
+    let (status, body) = post_json(&server, &second_request(Some(json!("")), true)).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body,
+        json!({"error": {"message": "The reasoning_content in the thinking mode must be passed back to the API.",
+                         "type": "invalid_request_error", "param": null, "code": "invalid_request_error"}})
+    );
+    let mut off = second_request(Some(json!("")), true);
+    off["thinking"] = json!({"type": "disabled"});
+    assert_eq!(post_json(&server, &off).await.0, 200);
 }

@@ -66,3 +66,67 @@ pub async fn post_json(server: &MockServer, body: &Value) -> (u16, Value) {
 pub fn content(completion: &Value) -> &Value {
     &completion["choices"][0]["message"]["content"]
 }
+
+/// Posts `body` to `path` (after the base URL's `/v1`) with `headers`; returns the status
+/// and the parsed JSON body.
+pub async fn post_to(
+    server: &MockServer,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (u16, Value) {
+    let mut request = client()
+        .post(format!("{}{path}", server.base_url()))
+        .json(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+/// The headers Anthropic's SDKs send.
+pub const ANTHROPIC_HEADERS: &[(&str, &str)] = &[
+    ("x-api-key", "sk-ant-test"),
+    ("anthropic-version", "2023-06-01"),
+];
+
+/// The header OpenAI's SDKs send.
+pub const BEARER: &[(&str, &str)] = &[("authorization", "Bearer sk-test")];
+
+/// Posts to `/v1/messages` as Anthropic's SDKs do.
+pub async fn post_messages(server: &MockServer, body: &Value) -> (u16, Value) {
+    post_to(server, "/messages", ANTHROPIC_HEADERS, body).await
+}
+
+/// Posts to `/v1/responses` as OpenAI's SDKs do.
+pub async fn post_responses(server: &MockServer, body: &Value) -> (u16, Value) {
+    post_to(server, "/responses", BEARER, body).await
+}
+
+/// Posts and returns the raw body text (a stream's events).
+pub async fn post_text(
+    server: &MockServer,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> String {
+    let mut request = client()
+        .post(format!("{}{path}", server.base_url()))
+        .json(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap().text().await.unwrap()
+}
+
+/// The `data:` payloads of a server-sent event stream.
+pub fn events(stream: &str) -> Vec<Value> {
+    stream
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter(|data| *data != "[DONE]")
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}

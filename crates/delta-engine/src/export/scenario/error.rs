@@ -40,6 +40,16 @@ pub enum ScenarioError {
         /// The name given.
         name: String,
     },
+    /// The scenario name is longer than a file name may be.
+    #[error(
+        "the scenario name has {chars} characters, more than the {limit} a scenario name may have (it names a file and a directory)"
+    )]
+    NameTooLong {
+        /// Its length in characters.
+        chars: usize,
+        /// [`MAX_NAME_CHARS`](super::MAX_NAME_CHARS).
+        limit: usize,
+    },
     /// The agent directory the run used is gone.
     #[error("the run's agent directory {} does not exist any more", path.display())]
     AgentMissing {
@@ -88,7 +98,9 @@ impl ScenarioError {
                  `delta fork --at`)"
                     .into(),
             ),
-            ScenarioError::Name { .. } => Some("e.g. --name recorded-hello-world".into()),
+            ScenarioError::Name { .. } | ScenarioError::NameTooLong { .. } => {
+                Some("e.g. --name recorded-hello-world".into())
+            }
             ScenarioError::AgentMissing { .. } => Some(
                 "the scenario copies the agent; restore it at that path (agent_home in the \
                  run's metadata.json) and export again"

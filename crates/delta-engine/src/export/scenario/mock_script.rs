@@ -4,6 +4,8 @@
 use delta_scenario::mock_script::{MessageStep, Script, Step, ToolCall, Usage};
 use serde_json::Value;
 
+use crate::llm::{Completion, ModelApi, completion_from_record};
+
 use super::error::ScenarioError;
 use super::places::Places;
 use crate::trajectory::Trajectory;
@@ -27,13 +29,13 @@ pub(super) fn mock_script(
             why,
         };
         // std::fs, not fs_err: the error names the file already.
-        let text = std::fs::read_to_string(&path).map_err(|e| record(e.to_string()))?;
-        let response: Value =
-            serde_json::from_str(&text).map_err(|e| record(format!("not JSON: {e}")))?;
-        let message = response["choices"][0]
-            .get("message")
-            .ok_or_else(|| record("no choices[0].message".into()))?;
-        steps.push(Step::Message(answer(&response, message, places)));
+        let body = std::fs::read(&path).map_err(|e| record(e.to_string()))?;
+        let api = trajectory
+            .llm_call(&thought.llm_invocation_ref)
+            .and_then(|call| call.api)
+            .unwrap_or_default();
+        let completion = completion_from_record(api, body, None).map_err(record)?;
+        steps.push(Step::Message(answer(api, &completion, places)));
     }
     Ok(Script {
         steps,
@@ -41,51 +43,50 @@ pub(super) fn mock_script(
     })
 }
 
-/// One answer (`message`, the first choice's of `response`): its text, tool calls
-/// (arguments verbatim, as the model sent them: mock-llm sends a string argument as is),
-/// usage, and its finish reason when not the default.
-fn answer(response: &Value, message: &Value, places: &Places) -> MessageStep {
-    let tool_calls: Vec<ToolCall> = message["tool_calls"]
-        .as_array()
-        .map(|calls| {
-            calls
-                .iter()
-                .map(|call| ToolCall {
-                    id: call["id"].as_str().map(str::to_string),
-                    name: call["function"]["name"].as_str().unwrap_or_default().into(),
-                    arguments: Some(Value::String(places.abstracted(
-                        &call["function"]["arguments"].as_str().map_or_else(
-                            || call["function"]["arguments"].to_string(),
-                            str::to_string,
-                        ),
-                    ))),
-                })
-                .collect()
+/// One answer, whichever API gave it: its text, tool calls (arguments verbatim, as the
+/// model sent them: mock-llm sends a string argument as is), reasoning, usage, and its
+/// finish reason when not the default (chat's own; of the other APIs a cut answer, as
+/// chat's `length`, which mock-llm gives each API in its own words).
+fn answer(api: ModelApi, completion: &Completion, places: &Places) -> MessageStep {
+    let message = &completion.message;
+    let tool_calls: Vec<ToolCall> = message
+        .tool_calls
+        .iter()
+        .map(|call| ToolCall {
+            id: Some(call.id.clone()),
+            name: call.name.clone(),
+            arguments: Some(Value::String(places.abstracted(&call.arguments))),
         })
-        .unwrap_or_default();
-    let default_reason = if tool_calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
-    let usage = &response["usage"];
+        .collect();
     MessageStep {
-        content: message["content"].as_str().map(|c| places.abstracted(c)),
+        content: message.content.as_deref().map(|c| places.abstracted(c)),
         tool_calls,
-        usage: match (
-            usage["prompt_tokens"].as_u64(),
-            usage["completion_tokens"].as_u64(),
-        ) {
-            (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
-                prompt_tokens,
-                completion_tokens,
-            }),
-            _ => None,
+        usage: completion.usage.map(|usage| Usage {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            cached_tokens: usage.cached_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+        }),
+        finish_reason: match api {
+            ModelApi::Chat => {
+                let default = if message.tool_calls.is_empty() {
+                    "stop"
+                } else {
+                    "tool_calls"
+                };
+                completion
+                    .finish_reason
+                    .clone()
+                    .filter(|reason| reason != default)
+            }
+            ModelApi::Anthropic | ModelApi::Responses => {
+                completion.truncated.then(|| "length".to_owned())
+            }
         },
-        finish_reason: response["choices"][0]["finish_reason"]
-            .as_str()
-            .filter(|reason| *reason != default_reason)
-            .map(str::to_string),
+        reasoning: message
+            .reasoning
+            .as_deref()
+            .map(|text| places.abstracted(text)),
         ..MessageStep::default()
     }
 }

@@ -48,6 +48,11 @@ pub const TAG: &str = "recorded";
 /// The docs/decisions.md section exported scenarios cite (their checks are `extension`).
 pub const DECISION: &str = "Issue 17: a recorded run as a test";
 
+/// The longest scenario name: `NAME.yaml` and `agents/NAME` must be file names every file
+/// system takes (255 bytes), and the default name (`recorded-` and a run id of up to 128
+/// characters) must fit.
+pub const MAX_NAME_CHARS: usize = 200;
+
 /// How to export.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -68,6 +73,12 @@ pub fn export(trajectory: &Trajectory, options: &Options) -> Result<Exported, Sc
         Some(name) => name.clone(),
         None => default_name(&run_id),
     };
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(ScenarioError::NameTooLong {
+            chars: name.chars().count(),
+            limit: MAX_NAME_CHARS,
+        });
+    }
     if !valid_name(&name) {
         return Err(ScenarioError::Name { name });
     }
@@ -109,7 +120,7 @@ pub fn export(trajectory: &Trajectory, options: &Options) -> Result<Exported, Sc
         level: Some(Level::Extension),
         decision: Some(DECISION.to_string()),
         agent: Some(name.clone()),
-        mock_profile: options.mock_profile,
+        mock_profile: mock_profile(trajectory, options.mock_profile),
         mock: Some(mock),
         files: workspace.setup_files(),
         steps,
@@ -165,7 +176,8 @@ fn default_name(run_id: &str) -> String {
     name.trim_end_matches('-').to_string()
 }
 
-/// What `delta-conformance` accepts as a scenario name.
+/// What `delta-conformance` accepts as a scenario name (the length is
+/// [`MAX_NAME_CHARS`]'s, checked apart so that the message can say which rule failed).
 #[must_use]
 pub fn valid_name(name: &str) -> bool {
     name.chars()
@@ -229,6 +241,19 @@ fn yaml(doc: &Scenario<Script>, run_id: &str) -> Result<String, ScenarioError> {
     Ok(format!("{header}{body}"))
 }
 
+/// The profile asked for, unless the run's answers came through another API: then that
+/// API's own service (the default `openai` profile cannot serve an Anthropic run).
+fn mock_profile(trajectory: &Trajectory, asked: MockProfile) -> MockProfile {
+    let api = trajectory
+        .llm_calls()
+        .find_map(|call| call.api)
+        .unwrap_or_default();
+    match asked.api() {
+        Some(served) if served != api => MockProfile::of_api(api),
+        Some(_) | None => asked,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,5 +269,7 @@ mod tests {
         assert!(!valid_name("-a"));
         assert!(!valid_name("Upper"));
         assert!(!valid_name(""));
+        let longest = default_name(&"a".repeat(crate::run::MAX_RUN_ID_LEN));
+        assert!(longest.chars().count() <= MAX_NAME_CHARS, "{longest}");
     }
 }

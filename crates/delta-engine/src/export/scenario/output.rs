@@ -39,13 +39,16 @@ impl Exported {
     }
 }
 
-/// Writes `exported` into `dir`, which must be absent or empty.
+/// Writes `exported` into `dir`, which must be absent or empty: all of it, or nothing.
+/// The files are written into a directory beside `dir` first, which is renamed to `dir`
+/// once complete (replacing it when it is an empty directory), so that a failure half
+/// way (a file name the file system refuses, a full disk) leaves no partial output that
+/// would make `dir` refused from then on.
 ///
 /// # Errors
 /// [`ScenarioError::OutputNotEmpty`], or [`ScenarioError::Io`] when a file cannot be
 /// written.
 pub fn write(exported: &Exported, dir: &Path) -> Result<(), ScenarioError> {
-    use std::os::unix::fs::PermissionsExt as _;
     let occupied = match fs_err::read_dir(dir) {
         Ok(mut entries) => entries.next().is_some(),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => false,
@@ -56,8 +59,39 @@ pub fn write(exported: &Exported, dir: &Path) -> Result<(), ScenarioError> {
             path: dir.to_path_buf(),
         });
     }
+    let dir = std::path::absolute(dir)?;
+    let parent = dir.parent().unwrap_or(Path::new("/"));
+    let created = missing_ancestor(parent);
+    fs_err::create_dir_all(parent)?;
+    let name = dir
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stage = parent.join(format!(".{name}.partial-{}", std::process::id()));
+    let written = write_files(exported, &stage).and_then(|()| Ok(fs_err::rename(&stage, &dir)?));
+    if written.is_err() {
+        // The error being reported is the one that matters; what cannot be removed stays.
+        let _ = std::fs::remove_dir_all(&stage);
+        if let Some(created) = created {
+            let _ = std::fs::remove_dir_all(created);
+        }
+    }
+    written
+}
+
+/// The outermost missing directory of `path`, which writing creates.
+fn missing_ancestor(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .take_while(|ancestor| !ancestor.as_os_str().is_empty() && !ancestor.exists())
+        .last()
+        .map(Path::to_path_buf)
+}
+
+fn write_files(exported: &Exported, root: &Path) -> Result<(), ScenarioError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    fs_err::create_dir(root)?;
     for file in &exported.files {
-        let path = dir.join(&file.path);
+        let path = root.join(&file.path);
         if let Some(parent) = path.parent() {
             fs_err::create_dir_all(parent)?;
         }

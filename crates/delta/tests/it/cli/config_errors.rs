@@ -140,3 +140,21 @@ fn every_configuration_error_exits_126_naming_the_file_and_the_fix() {
         );
     }
 }
+
+/// Issue 30 item 7, through the binary: a misspelt key stops the run before anything is
+/// created or any model is asked.
+#[test]
+fn a_run_with_a_misspelt_top_level_key_exits_126_and_runs_nothing() {
+    let run = crate::support::run::hello_world(Test::new())
+        .file(
+            "agent/agent.yaml",
+            "name: hello\nllm: {model: gpt-4o-mini}\ntols:\n  - name: ls\n    exec: ls\n",
+        )
+        .env("DELTA_BASE_URL", "http://127.0.0.1:9/v1")
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", "go"])
+        .run()
+        .code(126)
+        .stdout_is("")
+        .stderr_has("error: unknown key `tols`; did you mean `tools`?");
+    assert!(!run.path().join("ws").exists(), "nothing was created");
+}

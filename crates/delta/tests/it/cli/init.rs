@@ -21,6 +21,8 @@ fn creates_the_three_files_with_the_default_context() {
     Next steps:
       Edit the system prompt and the tools, then see how each tool will run:
       delta tool expand my-agent
+      Test it without a model: mock-llm serves a scripted one (crates/mock-llm/README.md;
+      `delta init -t hello-world` comes with a script).
       Reach a model: OpenAI with `export DELTA_API_KEY=sk-...`, or any OpenAI-compatible
       server with `export DELTA_BASE_URL=http://localhost:11434/v1` (Ollama; no key needed),
       and set llm.model in agent.yaml to a model it serves. Then run it:
@@ -65,7 +67,19 @@ fn hello_world_template_is_the_hello_world_example() {
         .args(["init", "hello-world", "--template", "hello-world", "--yes"])
         .run()
         .code(0);
-    for file in ["agent.yaml", "system_prompt.md", "context.yaml"] {
+    // Issue 30 item 10: the template had no mock script; `delta init`'s next steps never
+    // mentioned mock-llm.
+    assert!(
+        run.stderr().contains("mock-llm --script"),
+        "{}",
+        run.stderr()
+    );
+    for file in [
+        "agent.yaml",
+        "system_prompt.md",
+        "context.yaml",
+        "mock-script.yaml",
+    ] {
         let example = fs::read_to_string(format!("{ROOT}/examples/hello-world/{file}")).unwrap();
         assert_eq!(
             run.read(&format!("hello-world/{file}")),
@@ -167,6 +181,8 @@ fn never_waits_for_input_without_a_terminal() {
             Next steps:
               Edit the system prompt and the tools, then see how each tool will run:
               delta tool expand quiet
+              Test it without a model: mock-llm serves a scripted one (crates/mock-llm/README.md;
+              `delta init -t hello-world` comes with a script).
               Reach a model: OpenAI with `export DELTA_API_KEY=sk-...`, or any OpenAI-compatible
               server with `export DELTA_BASE_URL=http://localhost:11434/v1` (Ollama; no key needed),
               and set llm.model in agent.yaml to a model it serves. Then run it:

@@ -4,6 +4,7 @@ mod basics;
 mod completions;
 mod config_errors;
 mod docs;
+mod first_hour;
 mod init;
 mod msrv;
 mod tool_expand;

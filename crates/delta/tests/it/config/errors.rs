@@ -548,7 +548,7 @@ fn an_unknown_hook_is_reported_whatever_its_value() {
             error.help.as_deref(),
             Some(
                 "valid hooks: pre_llm_request, post_llm_response, pre_tool_execution, \
-                 post_tool_execution, on_error, on_run_end, on_iteration_start, on_iteration_end"
+                 post_tool_execution, on_error, on_run_end, on_iteration_start, on_iteration_end, on_subagent_end"
             ),
             "{text}"
         );
@@ -615,4 +615,67 @@ fn a_recursive_alias_is_explained() {
         Some("write the value out, or alias only values that are complete")
     );
     assert_eq!((error.line, error.column), (Some(3), Some(5)));
+}
+
+/// Issue 30 item 7: `tols:` only warned, and the run started with no tools (paid for).
+#[test]
+fn a_misspelt_top_level_key_is_an_error_with_a_suggestion() {
+    let dir = AgentDir::new().file(
+        "agent.yaml",
+        &format!("{AGENT_YAML}tols:\n  - name: t\n    exec: ls\n"),
+    );
+    let error = assert_error_snapshot!(dir);
+    assert_eq!(error.message, "unknown key `tols`; did you mean `tools`?");
+    assert_eq!((error.line, error.column), (Some(4), Some(1)));
+}
+
+#[test]
+fn a_misspelt_key_of_context_yaml_is_an_error_with_a_suggestion() {
+    let dir = AgentDir::new().file(
+        "context.yaml",
+        "total_max_token: 1000\nsources:\n  - type: journal\n",
+    );
+    let error = assert_error_snapshot!(dir);
+    assert_eq!(
+        error.message,
+        "unknown key `total_max_token`; did you mean `total_max_tokens`?"
+    );
+}
+
+#[test]
+fn a_misspelt_llm_key_is_an_error_pointing_at_extra_body() {
+    let dir = AgentDir::new().file(
+        "agent.yaml",
+        "name: a\nllm:\n  model: m\n  temprature: 0.2\n",
+    );
+    let error = assert_error_snapshot!(dir);
+    assert!(
+        error.message.contains("did you mean `temperature`?"),
+        "{error}"
+    );
+    assert_eq!((error.line, error.column), (Some(4), Some(3)));
+    assert!(error.help.unwrap().contains("`llm.extra_body`"));
+}
+
+/// The documented extension namespace: top-level keys starting with `x-` are the user's
+/// in all three files.
+#[test]
+fn x_prefixed_keys_are_ignored_in_agent_hooks_and_context_yaml() {
+    let dir = AgentDir::new()
+        .file(
+            "agent.yaml",
+            &format!("{AGENT_YAML}x-owner: team-a\nx-notes: {{any: [thing]}}\n"),
+        )
+        .file(
+            "hooks.yaml",
+            "x-reviewed: yes\non_error: {command: [true]}\n",
+        )
+        .file(
+            "context.yaml",
+            "x-why: short\nsources:\n  - type: journal\n",
+        );
+    let agent = dir.agent();
+    assert!(agent.warnings.is_empty(), "{:?}", agent.warnings);
+    let misspelt = AgentDir::new().file("hooks.yaml", "x-ok: 1\non_eror: {command: [true]}\n");
+    assert!(misspelt.error().message.contains("did you mean `on_error`"));
 }

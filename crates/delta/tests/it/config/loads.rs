@@ -210,7 +210,9 @@ fn llm_keys_we_do_not_know_pass_through_unchanged() {
         llm.pricing,
         Some(Pricing {
             input_per_million: 2.5,
-            output_per_million: 10.0
+            output_per_million: 10.0,
+            cached_input_per_million: None,
+            cache_write_per_million: None,
         })
     );
     assert_eq!(

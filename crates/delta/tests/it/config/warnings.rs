@@ -5,16 +5,6 @@ use crate::support::snapshot::snapshot;
 use delta_engine::config::HookName;
 
 #[test]
-fn unknown_top_level_key_is_a_warning_with_a_suggestion() {
-    let dir = AgentDir::new().file(
-        "agent.yaml",
-        &format!("{AGENT_YAML}toolz: []\ncolour: blue\n"),
-    );
-    let agent = dir.agent();
-    snapshot!(agent.warnings.join("\n"));
-}
-
-#[test]
 fn config_yaml_is_accepted_with_a_deprecation_warning() {
     let dir = AgentDir::new()
         .remove("agent.yaml")
@@ -96,40 +86,87 @@ fn a_valid_agent_has_no_warnings() {
     assert!(AgentDir::new().agent().warnings.is_empty());
 }
 
-// Issue 11: a misspelt `llm:` key warns with a did-you-mean and is still sent (a provider
-// may understand it); `llm.extra_body` sends provider parameters without a warning.
+// Issue 11: `llm.extra_body` sends provider parameters as written; the known parameters
+// pass through too. (A misspelt `llm:` key is an error since issue 30: config/errors.rs.)
 #[test]
-fn unknown_llm_keys_warn_with_a_suggestion_and_extra_body_passes_through_silently() {
+fn known_llm_parameters_and_extra_body_pass_through_silently() {
     let dir = AgentDir::new().file(
         "agent.yaml",
-        "name: a\nllm:\n  model: m\n  temprature: 0.2\n  top_k: 40\n  tool_choice: auto\n  extra_body: {top_a: 0.1, mirostat_mode: 2}\n",
+        "name: a\nllm:\n  model: m\n  top_k: 40\n  tool_choice: auto\n  extra_body: {top_a: 0.1, temprature: 2}\n",
     );
     let agent = dir.agent();
-    let file = dir.path("agent.yaml");
-    assert_eq!(
-        agent.warnings,
-        [format!(
-            "{}: `llm.temprature` is not a known request parameter; did you mean \
-             `temperature`? it is sent to the server as written; to send a provider-specific \
-             parameter without this warning, put it under `llm.extra_body`",
-            file.display()
-        )]
-    );
+    assert!(agent.warnings.is_empty(), "{:?}", agent.warnings);
     let sent: Vec<&str> = agent.llm.extra.keys().map(String::as_str).collect();
-    assert_eq!(
-        sent,
-        [
-            "mirostat_mode",
-            "temprature",
-            "tool_choice",
-            "top_a",
-            "top_k"
-        ]
-    );
+    assert_eq!(sent, ["temprature", "tool_choice", "top_a", "top_k"]);
     let broken = AgentDir::new().file(
         "agent.yaml",
         "name: a\nllm:\n  model: m\n  extra_body: [top_a]\n",
     );
     let error = broken.error();
     assert_eq!(error.message, "`llm.extra_body` must be a mapping");
+}
+
+// Issue 27: the known parameters are the agent's API's: `stop` is a chat parameter (and
+// Anthropic's, translated), not one of the Responses API, where it is an unknown key
+// (issue 30) naming the API.
+#[test]
+fn llm_keys_are_judged_by_the_agent_s_api() {
+    let dir = |llm: &str| {
+        AgentDir::new().file("agent.yaml", &format!("name: a\nllm:\n  model: m\n{llm}"))
+    };
+    assert!(dir("  stop: [END]\n").agent().warnings.is_empty());
+    assert!(
+        dir("  api: anthropic\n  stop: [END]\n  thinking: {type: enabled, budget_tokens: 1024}\n  max_tokens: 4096\n")
+            .agent()
+            .warnings
+            .is_empty()
+    );
+    let error = dir("  api: responses\n  stop: [END]\n").error();
+    assert_eq!(
+        error.message,
+        "unknown key `llm.stop`: not a request parameter of the `responses` API the engine knows"
+    );
+    assert_eq!((error.line, error.column), (Some(5), Some(3)));
+    assert!(error.help.unwrap().contains("`llm.extra_body`"));
+    assert!(
+        dir("  api: responses\n  reasoning: {effort: low}\n  prompt_cache: off\n")
+            .agent()
+            .warnings
+            .is_empty()
+    );
+}
+
+// Issue 27: what the new `llm:` keys refuse, with the place and the fix.
+#[test]
+fn the_api_keys_refuse_what_cannot_work() {
+    let error = |llm: &str| {
+        let dir = AgentDir::new().file("agent.yaml", &format!("name: a\nllm:\n  model: m\n{llm}"));
+        dir.error().to_string()
+    };
+    let unknown = error("  api: antropic\n");
+    assert!(
+        unknown.contains("unknown value `antropic` for `api`; did you mean `anthropic`?"),
+        "{unknown}"
+    );
+    assert!(unknown.contains("agent.yaml:4"), "{unknown}");
+    let passback = error("  api: anthropic\n  reasoning_passback: [reasoning_content]\n");
+    assert!(
+        passback.contains("`llm.reasoning_passback` is for chat-completions servers"),
+        "{passback}"
+    );
+    assert!(passback.contains("use `api: chat`"), "{passback}");
+    let budget = error(
+        "  api: anthropic\n  max_tokens: 2048\n  thinking: {type: enabled, budget_tokens: 2048}\n",
+    );
+    assert!(
+        budget.contains("`thinking.budget_tokens` (2048) must be below `max_tokens` (2048)"),
+        "{budget}"
+    );
+    let price = error(
+        "  pricing: {input_per_million: 1, output_per_million: 2, cached_input_per_million: -1}\n",
+    );
+    assert!(
+        price.contains("price must be a non-negative number, found -1"),
+        "{price}"
+    );
 }

@@ -131,6 +131,24 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         Run(""),
     ),
     (
+        "examples/map-reduce/README.md",
+        "mkdir -p words && printf",
+        Run(""),
+    ),
+    (
+        "examples/map-reduce/README.md",
+        "cp -r examples/map-reduce scripted",
+        Skip(
+            "starts three mock-llm on fixed ports and leaves them running; crates/delta/tests/it/subagents/example.rs runs the same agents and scripts on ports it picks",
+        ),
+    ),
+    ("docs/subagents.md", "mkdir -p words && printf", Run("")),
+    (
+        "examples/environments/README.md",
+        "./examples/environments/try.sh host",
+        Run(""),
+    ),
+    (
         "examples/hello-world/README.md",
         "delta tool expand examples/hello-world",
         Run(""),
@@ -192,6 +210,27 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         "# bash (~/.bashrc)",
         Run("mkdir -p ~/.zfunc ~/.config/fish/completions"),
     ),
+    ("docs/environments.md", "delta env probe", Run("")),
+    (
+        "docs/environments.md",
+        "./examples/environments/try.sh host",
+        Run(""),
+    ),
+    (
+        "docs/environments.md",
+        "delta tool expand examples/environments --environment bwrap",
+        Run(""),
+    ),
+    (
+        "docs/environments.md",
+        "apptainer exec --bind",
+        Skip("Apptainer is not installed on the test machines: untested, as the page says"),
+    ),
+    (
+        "docs/environments.md",
+        "apptainer instance start",
+        Skip("Apptainer is not installed on the test machines: untested, as the page says"),
+    ),
     (
         "docs/conformance.md",
         "cargo build --workspace",
@@ -221,6 +260,13 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
         "delta-conformance validate .delta/RUN/journal.jsonl",
         Run(
             "delta init a -t hello-world -y 2>/dev/null; delta run --agent a -w . --run-id RUN -m go 2>/dev/null; delta run --agent a -w . -m go --format json > result.json 2>/dev/null",
+        ),
+    ),
+    (
+        "docs/conformance.md",
+        "delta-conformance citations -o docs/conformance/citations.md",
+        Skip(
+            "regenerates the committed table from this checkout's fixtures; conformance/tests' citations.rs checks it is up to date and every quote is in its seed section",
         ),
     ),
     (
@@ -353,6 +399,28 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
     (
         "docs/model-servers.md",
         "export DELTA_BASE_URL=http://127.0.0.1:1234/v1",
+        Run(""),
+    ),
+    (
+        "docs/model-servers.md",
+        "export DELTA_BASE_URL=https://openrouter.ai/api/v1",
+        Run(""),
+    ),
+    (
+        "docs/model-servers.md",
+        "litellm --config litellm.yaml",
+        Skip(
+            "needs LiteLLM and a provider's key; crates/delta/tests/it/e2e/servers.rs runs the page's llm: sections against mock-llm --strict",
+        ),
+    ),
+    (
+        "docs/model-servers.md",
+        "export DELTA_BASE_URL=https://api.deepseek.com",
+        Run(""),
+    ),
+    (
+        "docs/model-servers.md",
+        "export ANTHROPIC_API_KEY=sk-ant-...",
         Run(""),
     ),
     (

@@ -2,6 +2,7 @@
 //! throw-away directories. What is checked is what a user or orchestrator can see: exit
 //! codes, stdout, stderr, and the files under `.delta/`.
 
+mod apis;
 mod concurrency;
 mod context_window;
 mod credentials_on_disk;
@@ -11,10 +12,13 @@ mod faults;
 mod fork;
 mod formats;
 mod hello_world;
+mod hostile_context;
 mod live_stream;
 mod mcp;
+mod mcp_edges;
 pub(crate) mod real_llm;
 mod replay;
+mod result_line;
 mod run_files;
 mod secrets;
 mod servers;

@@ -1,5 +1,6 @@
 //! Runs against mock-llm's strict profiles: every request the engine sends is one that
-//! OpenAI, llama-cpp-python, vLLM and Ollama accept (issue 11).
+//! OpenAI, llama-cpp-python, vLLM, Ollama and DeepSeek accept (issue 11), and Anthropic's
+//! Messages and OpenAI's Responses APIs through their own wire (issue 27).
 
 use mock_llm::{MockProfile, MockServer};
 
@@ -17,16 +18,41 @@ fn run_agent(agent_yaml: &str, mock: &MockServer, task: &str) -> Test {
         .args(["run", "--agent", "agent", "-w", "ws", "-m", task])
 }
 
+/// `agent_yaml` set up for `profile`'s service: the API it speaks, and for DeepSeek the
+/// reasoning it wants back; the lines go after `model_line`.
+fn for_profile(agent_yaml: &str, model_line: &str, profile: MockProfile) -> String {
+    let lines = match profile {
+        MockProfile::Anthropic => "  api: anthropic\n",
+        MockProfile::Responses => "  api: responses\n",
+        MockProfile::Deepseek => "  reasoning_passback: [reasoning_content]\n",
+        MockProfile::Openai
+        | MockProfile::LlamaCpp
+        | MockProfile::Vllm
+        | MockProfile::Ollama
+        | MockProfile::Lenient => "",
+    };
+    agent_yaml.replace(model_line, &format!("{model_line}{lines}"))
+}
+
 const ONE_TOOL_SCRIPT: &str = "steps:\n  - message:\n      tool_calls: [{name: say, arguments: {word: hello}}]\n  - message: {content: said it}\n";
 
 #[test]
 fn hello_world_completes_a_tool_calling_run_against_every_strict_profile() {
     for profile in MockProfile::STRICT {
         let mock = strict_mock(HELLO_SCRIPT, profile);
-        let run = delta(hello_world(Test::new()), &mock)
-            .args(["run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK])
-            .run()
-            .code(0);
+        let example = std::fs::read_to_string(
+            std::path::Path::new(crate::support::harness::ROOT)
+                .join("examples/hello-world/agent.yaml"),
+        )
+        .expect("the example's agent.yaml");
+        let agent = for_profile(&example, "  model: gpt-4o-mini\n", profile);
+        let run = delta(
+            hello_world(Test::new()).file("agent/agent.yaml", &agent),
+            &mock,
+        )
+        .args(["run", "--agent", "agent", "-w", "ws", "-m", HELLO_TASK])
+        .run()
+        .code(0);
         let files = only_run(&run.path().join("ws"));
         assert_consistent(&files, "COMPLETED");
         let actions = files
@@ -46,7 +72,8 @@ fn hello_world_completes_a_tool_calling_run_against_every_strict_profile() {
 fn an_agent_without_tool_choice_calls_its_tool_on_every_strict_profile() {
     for profile in MockProfile::STRICT {
         let mock = strict_mock(ONE_TOOL_SCRIPT, profile);
-        let run = run_agent(ONE_TOOL_AGENT, &mock, "say hello").run().code(0);
+        let agent = for_profile(ONE_TOOL_AGENT, "  model: m\n", profile);
+        let run = run_agent(&agent, &mock, "say hello").run().code(0);
         assert!(run.stdout().contains("said it"), "{}", run.stdout());
         let files = only_run(&run.path().join("ws"));
         assert_consistent(&files, "COMPLETED");
@@ -60,7 +87,12 @@ fn an_agent_without_tool_choice_calls_its_tool_on_every_strict_profile() {
             "{profile}"
         );
         let requests = files.requests();
-        assert_eq!(requests[0]["tool_choice"], "auto");
+        let auto = if profile == MockProfile::Anthropic {
+            serde_json::json!({"type": "auto"})
+        } else {
+            serde_json::json!("auto")
+        };
+        assert_eq!(requests[0]["tool_choice"], auto, "{profile}");
     }
 }
 
@@ -250,7 +282,7 @@ fn documented_examples() -> Vec<(MockProfile, String)> {
 #[test]
 fn the_examples_of_docs_model_servers_run_against_their_strict_profiles() {
     let examples = documented_examples();
-    assert_eq!(examples.len(), 5, "one example per server family");
+    assert_eq!(examples.len(), 10, "one example per server family");
     for (profile, llm) in examples {
         let agent = format!(
             "name: documented\n{llm}tools:\n  - name: say\n    description: Print a word.\n    exec: \"echo ${{word}}\"\n"

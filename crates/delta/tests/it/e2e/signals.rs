@@ -91,6 +91,7 @@ fn sigint_during_a_slow_llm_call_interrupts_the_run() {
       "status": "CANCELLED",
       "started_at": "[TIME]",
       "duration_ms": [DURATION],
+      "api": "chat",
       "token_usage": null,
       "finish_reason": null,
       "attempts": 1,

@@ -106,13 +106,7 @@ fn the_agent_defaults_to_the_current_directory_and_task_is_gone() {
         .args(["run", "-y", "--task", HELLO_TASK])
         .run()
         .code(2);
-    snapshot!(run.stderr(), @"
-    error: unexpected argument '--task' found
-
-    Usage: delta run --yes
-
-    For more information, try '--help'.
-    ");
+    snapshot!(run.stderr(), @"error: --task is gone since v1.8: use -m/--message TEXT (or --message-file FILE)");
 }
 
 // A file given as `-w` used to be reported as "cannot read afile/.env: Not a directory":

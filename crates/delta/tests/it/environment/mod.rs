@@ -4,6 +4,11 @@
 //! tests drive the real components (Landlock, bubblewrap, podman with the offline images of
 //! tests/confinement/setup.sh) and fail, naming the fix, when one is missing.
 
+mod batch;
+mod continued;
 mod fails_closed;
+mod kinds;
+mod probe;
 mod security;
+mod sessions;
 mod support;

@@ -103,12 +103,7 @@ impl ShRun {
 
     /// The payloads of the journal's events of `kind`.
     pub fn events(&self, kind: &str) -> Vec<Value> {
-        self.files()
-            .journal()
-            .into_iter()
-            .filter(|event| event["type"] == kind)
-            .map(|event| event["payload"].clone())
-            .collect()
+        payloads(&self.files(), kind)
     }
 
     /// Each call's observation, in order.
@@ -216,6 +211,27 @@ pub fn wrapped(wrap: &[String], program: Option<&Path>, command: &Command) -> Co
         };
     }
     outer
+}
+
+/// The payloads of the events of `kind` in the journal of `files`, in order.
+pub fn payloads(files: &RunFiles, kind: &str) -> Vec<Value> {
+    files
+        .journal()
+        .into_iter()
+        .filter(|event| event["type"] == kind)
+        .map(|event| event["payload"].clone())
+        .collect()
+}
+
+/// Fails with `delta`'s stderr unless it exited 0.
+#[track_caller]
+pub fn assert_success(output: &std::process::Output, what: &str) {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{what}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// Whether a process with exactly this command line (`argv` joined by NUL) runs on the host.

@@ -60,9 +60,9 @@ fn container_ready() {
     let image = Command::new("podman")
         .args(["image", "exists", "localhost/delta-busybox:latest"])
         .status();
-    assert!(
+    crate::support::component::require(
+        "podman with the image localhost/delta-busybox:latest (the eval tests)",
         image.is_ok_and(|s| s.success()),
-        "podman or the image localhost/delta-busybox:latest is missing: run tests/setup.sh as root"
     );
 }
 

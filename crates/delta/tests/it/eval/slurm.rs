@@ -8,15 +8,13 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{container_ready, examples, results, statuses};
-use crate::batch::slurm_ready;
+use crate::batch::require_slurm;
 use crate::support::harness::{ROOT, Test};
 use crate::support::run::{delta, mock};
 
 #[test]
 fn the_same_eval_on_slurm_gives_the_local_per_task_results() {
-    if !slurm_ready() {
-        return;
-    }
+    require_slurm();
     container_ready();
     let model = mock(
         &fs::read_to_string(Path::new(ROOT).join("examples/eval-agent/mock-script.yaml"))

@@ -4,6 +4,7 @@
 
 mod atif;
 mod otlp;
+mod receiver;
 mod redact;
 mod scenario;
 mod view;

@@ -100,10 +100,15 @@ fn hello_run(id: &str, max_iterations: &str, code: i32) -> Run {
         .code(code)
 }
 
-fn wrapper(name: &str) -> String {
+/// A broken implementation of `fixtures/broken/` (its script and arguments) wrapping `delta`.
+fn wrapper(words: &[&str]) -> String {
     format!(
-        "sh {} {}",
-        Path::new(ROOT).join("fixtures/broken").join(name).display(),
+        "sh {} {} {}",
+        Path::new(ROOT)
+            .join("fixtures/broken")
+            .join(words[0])
+            .display(),
+        words[1..].join(" "),
         Path::new(env!("CARGO_BIN_EXE_delta")).display()
     )
 }
@@ -146,8 +151,9 @@ fn an_exported_run_passes_against_delta_and_fails_against_a_broken_implementatio
         (0, vec![("recorded-hello".into(), "PASS".into(), vec![])]),
         "{report:#}"
     );
-    // A journal line without `seq`: the runner's journal check of the one step fails.
-    let (code, report) = conformance(&fixtures, &wrapper("drop-seq.sh"));
+    // A journal line without `seq`: the runner's journal checks of the one step fail (the
+    // envelope of seed 001 §7.1, and the schema's envelope).
+    let (code, report) = conformance(&fixtures, &wrapper(&["rewrite-after.sh", "no-first-seq"]));
     assert_eq!(
         (code, outcome(&report)),
         (
@@ -155,7 +161,7 @@ fn an_exported_run_passes_against_delta_and_fails_against_a_broken_implementatio
             vec![(
                 "recorded-hello".into(),
                 "FAIL".into(),
-                vec!["step-1/journal".into()]
+                vec!["step-1/journal".into(), "step-1/journal-envelope".into()]
             )]
         ),
         "{report:#}"
@@ -174,7 +180,7 @@ fn a_run_stopped_by_its_budget_fails_an_implementation_that_exits_0() {
     );
     let (code, report) = conformance(&fixtures, env!("CARGO_BIN_EXE_delta"));
     assert_eq!(code, 0, "{report:#}");
-    let (code, report) = conformance(&fixtures, &wrapper("exit0-on-failed.sh"));
+    let (code, report) = conformance(&fixtures, &wrapper(&["remap-exit.sh", "1", "0"]));
     assert_eq!(
         (code, outcome(&report)),
         (
@@ -330,6 +336,69 @@ fn an_agent_file_over_16_mib_is_refused() {
       = help: keep large data files out of the agent directory: its tools can read them from elsewhere
     ");
     assert!(!run.path().join("out").exists());
+}
+
+/// A name longer than a file name may be (issue 31) is refused as a usage error before
+/// anything is written; the longest accepted name is written.
+#[rstest::rstest]
+#[case::one_over_the_limit(201)]
+#[case::longer_than_a_file_name(260)]
+#[case::far_over(4000)]
+fn a_scenario_name_too_long_exits_2_and_writes_nothing(#[case] chars: usize) {
+    let run = hello_run("long", "10", 0);
+    let refused = export(&run, "long", "out", &["--name", &"a".repeat(chars)]).code(2);
+    assert_eq!(
+        refused.stderr(),
+        format!(
+            "error: the scenario name has {chars} characters, more than the 200 a scenario \
+             name may have (it names a file and a directory)\n  = help: e.g. --name \
+             recorded-hello-world\n"
+        )
+    );
+    assert!(!run.path().join("out").exists(), "nothing is written");
+    let longest = "b".repeat(200);
+    export(&run, "long", "out", &["--name", &longest]).code(0);
+    assert!(
+        run.path()
+            .join("out/scenarios")
+            .join(format!("{longest}.yaml"))
+            .is_file()
+    );
+}
+
+/// A write that fails half way (here a path the OS finds too long, for the agent's files
+/// but not for the scenario file) leaves nothing behind, so the same `-o` is accepted
+/// again.
+#[test]
+fn an_export_that_fails_half_way_leaves_nothing() {
+    let run = hello_run("deep", "10", 0);
+    let before = entries(run.path());
+    // Nested directories up to ~3,860 bytes: scenarios/NAME.yaml fits in PATH_MAX (4,096),
+    // agents/NAME/system_prompt.md does not.
+    let deep: String = std::iter::repeat_n("d".repeat(99), 39)
+        .collect::<Vec<_>>()
+        .join("/");
+    let name = "n".repeat(200);
+    let failed = export(&run, "deep", &deep, &["--name", &name]).code(1);
+    assert!(
+        failed.stderr().contains("File name too long"),
+        "{}",
+        failed.stderr()
+    );
+    assert_eq!(
+        entries(run.path()),
+        before,
+        "the output directory and the parents it made are gone"
+    );
+}
+
+fn entries(dir: &Path) -> Vec<std::ffi::OsString> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    names.sort();
+    names
 }
 
 /// A recorded scenario of `fixtures/`: how its run is made.

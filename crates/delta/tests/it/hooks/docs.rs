@@ -34,7 +34,7 @@ async fn every_example_loads_and_the_one_liners_work() {
     let blocks = yaml_blocks();
     assert_eq!(
         blocks.len(),
-        9,
+        10,
         "one per hook and the configuration example"
     );
     let fx = Fixture::new();
@@ -75,6 +75,7 @@ async fn every_example_loads_and_the_one_liners_work() {
             HookName::OnRunEnd,
             HookName::OnIterationStart,
             HookName::OnIterationEnd,
+            HookName::OnSubagentEnd,
         ]
     );
 
@@ -101,5 +102,6 @@ async fn every_example_loads_and_the_one_liners_work() {
         )
     );
     assert_eq!(ws("progress.log"), "iteration 4\n");
+    assert_eq!(ws("subagents.log"), "p.1 COMPLETED\n");
     assert!(fx.workspace.join("snapshots/journal-4.jsonl").is_file());
 }

@@ -50,7 +50,7 @@ fn the_api_key_reaches_no_hook_and_no_file() {
     assert!(status.success());
 
     let dumps: Vec<_> = walk_named(root.path(), "env-dump.txt");
-    assert_eq!(dumps.len(), 8, "every hook ran and dumped its environment");
+    assert_eq!(dumps.len(), 9, "every hook ran and dumped its environment");
     assert_eq!(
         files_containing(root.path(), SECRET.as_bytes()),
         Vec::<String>::new()

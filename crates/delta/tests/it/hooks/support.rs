@@ -165,6 +165,13 @@ impl Samples {
             },
             HookName::OnIterationStart => HookEvent::OnIterationStart,
             HookName::OnIterationEnd => HookEvent::OnIterationEnd,
+            HookName::OnSubagentEnd => HookEvent::OnSubagentEnd {
+                call: self.call(),
+                run_id: "p.1",
+                status: FinalStatus::Completed,
+                error: None,
+                result: None,
+            },
         }
     }
 }

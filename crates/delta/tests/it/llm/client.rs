@@ -121,7 +121,8 @@ async fn a_success_yields_content_tool_calls_usage_and_the_raw_body() {
         Some(TokenUsage {
             prompt_tokens: 120,
             completion_tokens: 30,
-            total_tokens: 150
+            total_tokens: 150,
+            ..TokenUsage::default()
         })
     );
     assert_eq!(completion.model.as_deref(), Some("gpt-4o-2024-08-06"));
@@ -575,7 +576,7 @@ async fn a_connection_closed_without_answer_is_retried_then_unreachable() {
         .await
         .unwrap_err();
 
-    let LlmError::Unreachable { url, attempts } = &error else {
+    let LlmError::Unreachable { url, attempts, .. } = &error else {
         panic!("expected Unreachable, got {error:?}");
     };
     assert_eq!(url, &format!("{base_url}/chat/completions"));
@@ -852,4 +853,49 @@ async fn a_kept_body_is_as_received_and_its_debug_shows_only_its_length() {
         "{debug}"
     );
     assert!(!debug.contains(KEY), "{debug}");
+}
+
+// Issue 27: Anthropic's client sends its key as `x-api-key` with `anthropic-version`, and an
+// `overloaded_error` inside a 2xx stream is retried like the 529 it stands for (digest A4).
+#[tokio::test]
+async fn an_anthropic_stream_that_reports_overloaded_is_retried() {
+    use delta_engine::llm::ModelApi;
+    use wiremock::matchers::header;
+
+    let server = MockServer::start().await;
+    let overloaded = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", KEY))
+        .and(header("anthropic-version", "2023-06-01"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(overloaded),
+        )
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    let message = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "Hello."}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 5, "cache_read_input_tokens": 2000, "cache_creation_input_tokens": 0, "output_tokens": 3}});
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", KEY))
+        .respond_with(ResponseTemplate::new(200).set_body_json(message))
+        .mount(&server)
+        .await;
+    let credentials =
+        Credentials::for_api(ModelApi::Anthropic, &server.uri(), Some(KEY.to_owned())).unwrap();
+    let client = LlmClient::new(credentials, settings(3)).unwrap();
+    assert_eq!(client.endpoint(), format!("{}/v1/messages", server.uri()));
+    let completion = client.complete(b"{}").await.unwrap();
+    assert_eq!(completion.message.content.as_deref(), Some("Hello."));
+    assert_eq!(completion.attempts.len(), 1);
+    assert_eq!(
+        completion.attempts[0].failure.to_string(),
+        "HTTP 529: Overloaded"
+    );
+    let usage = completion.usage.unwrap();
+    assert_eq!((usage.prompt_tokens, usage.cached_tokens), (2005, 2000));
 }

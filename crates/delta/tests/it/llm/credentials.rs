@@ -389,3 +389,52 @@ fn explicit_credentials_are_validated() {
         Err(CredentialsError::InvalidBaseUrl { .. })
     ));
 }
+
+/// `llm.api: anthropic` reads what Anthropic's SDKs read, then the engine's own variables:
+/// `ANTHROPIC_API_KEY` before `DELTA_API_KEY`, `ANTHROPIC_BASE_URL` (the host) before
+/// `DELTA_BASE_URL` (whose `/v1` is dropped, so one value serves every API of a gateway),
+/// and never `OPENAI_*`.
+#[test]
+fn anthropic_credentials_come_from_anthropic_variables_then_delta_ones() {
+    use delta_engine::llm::{ModelApi, resolve_credentials_for};
+    let layout = Layout::new();
+    let resolve = |process: &[(&str, &str)]| {
+        let process: HashMap<String, String> = process
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
+        resolve_credentials_for(
+            ModelApi::Anthropic,
+            &layout.workspace,
+            &layout.agent,
+            |name| process.get(name).cloned(),
+        )
+    };
+    let both = resolve(&[
+        ("ANTHROPIC_API_KEY", "sk-ant-1"),
+        ("DELTA_API_KEY", "sk-delta-2"),
+        ("ANTHROPIC_BASE_URL", "https://gateway.example/anthropic/"),
+        ("DELTA_BASE_URL", "http://127.0.0.1:9/v1"),
+    ])
+    .unwrap();
+    assert_eq!(both.base_url(), "https://gateway.example/anthropic");
+    assert_eq!(both.api_key_origin().unwrap().variable, "ANTHROPIC_API_KEY");
+    let delta = resolve(&[
+        ("DELTA_API_KEY", "sk-delta-2"),
+        ("DELTA_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("OPENAI_BASE_URL", "http://127.0.0.1:10/v1"),
+    ])
+    .unwrap();
+    assert_eq!(delta.base_url(), "http://127.0.0.1:9");
+    assert_eq!(delta.api_key_origin().unwrap().variable, "DELTA_API_KEY");
+    let missing = resolve(&[("OPENAI_API_KEY", "sk-openai")]).unwrap_err();
+    let message = missing.to_string();
+    assert!(
+        message.starts_with(
+            "no API key is set for https://api.anthropic.com\n  = help: set ANTHROPIC_API_KEY \
+             (or DELTA_API_KEY) in the environment"
+        ),
+        "{message}"
+    );
+    assert!(message.ends_with("point ANTHROPIC_BASE_URL at it instead (the host, without /v1)"));
+}

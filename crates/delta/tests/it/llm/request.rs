@@ -19,11 +19,13 @@ fn messages_serialize_to_the_openai_wire_format() {
         ChatMessage::from(AssistantMessage {
             content: None,
             tool_calls: vec![call("call_1", "ls", r#"{"dir":"."}"#)],
+            ..AssistantMessage::default()
         }),
         ChatMessage::tool("call_1", "a.txt\n"),
         ChatMessage::Assistant(AssistantMessage {
             content: Some("done".into()),
             tool_calls: vec![],
+            ..AssistantMessage::default()
         }),
     ];
     assert_eq!(
@@ -108,6 +110,7 @@ fn assistant_content_is_always_a_string_and_arguments_always_an_object() {
             call("c2", "ls", r#"{"dir": "#),
             call("c3", "ls", "[1]"),
         ],
+        ..AssistantMessage::default()
     });
     let wire = serde_json::to_value(&silent).unwrap();
     assert_eq!(wire["content"], json!(""));

@@ -94,6 +94,8 @@ fn continuing_an_interrupted_finish_exits_0_with_the_result() {
             llm_invocation_ref: "inv-9".to_owned(),
             tool_calls: vec![],
             reasoning: None,
+            passback: None,
+            usage: None,
         },
     )]);
     let ws = f.workspace().to_str().unwrap().to_owned();

@@ -78,6 +78,8 @@ pub fn thought(calls: Vec<ToolCall>) -> EventPayload {
         llm_invocation_ref: "inv-1".to_owned(),
         reasoning: None,
         tool_calls: calls,
+        passback: None,
+        usage: None,
     })
 }
 
@@ -88,6 +90,7 @@ pub fn request(action_id: &str, call_id: &str, tool: &str) -> EventPayload {
         tool_name: tool.to_owned(),
         tool_args: serde_json::Map::new(),
         resolved_command: Some(format!("{tool} ...")),
+        subagent: None,
         environment: None,
     })
 }
@@ -100,6 +103,7 @@ pub fn result(action_id: &str, call_id: &str, text: &str) -> EventPayload {
         observation_content: text.to_owned(),
         exit_code: Some(0),
         execution_ref: action_id.to_owned(),
+        subagent: None,
     })
 }
 

@@ -251,3 +251,142 @@ fn of_two_simultaneous_continues_exactly_one_proceeds() {
         assert_eq!(run.read("ws/ledger.txt"), "once\n");
     }
 }
+
+/// Whether process `pid` is gone (a zombie left to a reaper counts as gone).
+fn gone(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
+}
+
+/// An agent whose tool starts a long child in its process group and waits for it.
+const SPAWNER: &str = r#"
+name: spawner
+llm:
+  model: gpt-4o-mini
+tools:
+  - name: spawn
+    description: Start a long job and wait for it.
+    shell: "sleep 300 & echo $! > job.pid; wait"
+"#;
+
+/// Issue 30 item 8: after `kill -9` of the engine and `delta continue`, the orphaned tool
+/// and its children kept running after the continued run had finished. The Janitor ends
+/// the dead owner's in-flight tool process group before taking over, and journals it.
+#[test]
+fn kill_9_mid_tool_ends_the_tools_process_group_and_journals_it() {
+    let mock = mock(
+        r#"
+steps:
+  - message:
+      tool_calls:
+        - {name: spawn, arguments: {}}
+  - message: {content: "Checked."}
+"#,
+    );
+    let test = delta(Test::new().agent("agent", SPAWNER), &mock).args([
+        "run",
+        "--agent",
+        "agent",
+        "-w",
+        "ws",
+        "-m",
+        "Start it.",
+        "--run-id",
+        "spawn-1",
+    ]);
+    let workspace = test.path().join("ws");
+    let mut child = test.spawn();
+    let pid_file = workspace.join("job.pid");
+    wait_until("the tool's child", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|t| t.trim().parse::<i32>().is_ok())
+    });
+    let job: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !gone(job),
+        "kill -9 of the engine leaves the tool's child running"
+    );
+
+    let ws = workspace.display().to_string();
+    let run = delta(Test::new(), &mock)
+        .args(["continue", "--run-id", "spawn-1", "-w", &ws])
+        .run()
+        .code(0);
+    wait_until("the job to be killed", || gone(job));
+    assert!(
+        run.stderr().contains("[Janitor] The tool `spawn` (action "),
+        "{}",
+        run.stderr()
+    );
+    let files = RunDir::new(&workspace, "spawn-1");
+    let messages = files.payloads("SYSTEM_MESSAGE");
+    assert!(
+        messages.iter().any(|m| m["content"]
+            .as_str()
+            .unwrap()
+            .contains("was still running when the engine running it died: its process group")),
+        "{messages:?}"
+    );
+    assert_sound(&files, "COMPLETED").unwrap();
+    drop(run);
+}
+
+/// Issue 30 item 9: killed after its second LLM call, `metadata.json` showed one
+/// iteration and one call while the journal had two answers: cost totals and budgets
+/// missed the killed call. The takeover rebuilds usage from `io/invocations`.
+#[test]
+fn usage_is_rebuilt_from_the_invocation_records_after_kill_9() {
+    let mock = mock(
+        r#"
+steps:
+  - message:
+      tool_calls:
+        - {name: record, arguments: {line: one, secs: "0"}}
+  - message:
+      tool_calls:
+        - {name: record, arguments: {line: two, secs: "300"}}
+  - message: {content: "Done.", repeat: 2}
+"#,
+    );
+    let test = delta(recorder(), &mock).args([
+        "run", "--agent", "agent", "-w", "ws", "-m", "Record.", "--run-id", "usage-1",
+    ]);
+    let workspace = test.path().join("ws");
+    let mut child = test.spawn();
+    let ledger = workspace.join("ledger.txt");
+    wait_until("the second tool call", || {
+        std::fs::read_to_string(&ledger).is_ok_and(|t| t.lines().count() == 2)
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let files = RunDir::new(&workspace, "usage-1");
+    let before = files.metadata();
+    assert_eq!(
+        before["iterations"], 1,
+        "metadata.json lags one call behind"
+    );
+    assert_eq!(before["usage"]["model_usage"]["test-model"]["calls"], 1);
+
+    let ws = workspace.display().to_string();
+    delta(Test::new(), &mock)
+        .args(["continue", "--run-id", "usage-1", "-w", &ws])
+        .run()
+        .code(0);
+    let after = files.metadata();
+    assert_eq!(
+        after["usage"]["model_usage"]["test-model"]["calls"], 3,
+        "{after:#}"
+    );
+    assert_eq!(after["iterations"], 3, "{after:#}");
+    assert_eq!(mock.requests().len(), 3);
+    // The tokens are every call's, as the responses reported them.
+    let per_call = before["usage"]["input_tokens"].as_u64().unwrap();
+    assert!(after["usage"]["input_tokens"].as_u64().unwrap() > 2 * per_call);
+}

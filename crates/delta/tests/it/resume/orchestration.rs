@@ -127,10 +127,7 @@ steps:
 
 #[test]
 fn plan_execute_runs_one_executor_per_planned_step() {
-    if Command::new("jq").arg("--version").output().is_err() {
-        eprintln!("skipped: plan-execute.sh needs jq, which is not installed");
-        return;
-    }
+    crate::support::component::program("jq (plan-execute.sh)", &["jq"]);
     let planner_model = mock(
         r#"
 steps:

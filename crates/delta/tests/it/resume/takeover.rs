@@ -177,6 +177,7 @@ fn answered(answer: &str) -> Vec<EventPayload> {
             observation_content: answer.to_owned(),
             exit_code: Some(0),
             execution_ref: "act-ask".to_owned(),
+            subagent: None,
         }),
     ]
 }
@@ -511,6 +512,7 @@ fn a_tool_call_in_progress_gets_an_error_result_and_is_not_run_again() {
             observation_content: INTERRUPTED_NOT_RERUN.to_owned(),
             exit_code: None,
             execution_ref: "act-2".to_owned(),
+            subagent: None,
         })]
     );
     assert!(INTERRUPTED_NOT_RERUN.starts_with("Error: interrupted; not re-run."));
@@ -706,6 +708,8 @@ fn a_final_answer_journaled_before_the_process_died_completes_the_run() {
             llm_invocation_ref: "inv-9".to_owned(),
             tool_calls: vec![],
             reasoning: None,
+            passback: None,
+            usage: None,
         },
     )]);
     let before = f.events().len();

@@ -101,6 +101,8 @@ fn every_event_type_round_trips_with_its_documented_shape() {
                 name: "ls".to_owned(),
                 arguments: "{\"dir\": \".\"".to_owned(),
             }],
+            passback: None,
+            usage: None,
         }),
     };
     let json = serde_json::to_value(&event).unwrap();
@@ -127,6 +129,7 @@ fn every_event_type_round_trips_with_its_documented_shape() {
         observation_content: "ls: cannot access".to_owned(),
         exit_code: None,
         execution_ref: "act-1".to_owned(),
+        subagent: None,
     }))
     .unwrap();
     assert_eq!(
@@ -602,6 +605,7 @@ fn request(action: &str, call: &str) -> EventPayload {
         tool_name: "ls".to_owned(),
         tool_args: serde_json::Map::new(),
         resolved_command: Some("ls".to_owned()),
+        subagent: None,
         environment: None,
     })
 }
@@ -614,6 +618,7 @@ fn result(action: &str, call: &str) -> EventPayload {
         observation_content: String::new(),
         exit_code: Some(0),
         execution_ref: action.to_owned(),
+        subagent: None,
     })
 }
 
@@ -632,6 +637,8 @@ fn crash_repair_finds_dangling_requests_and_unanswered_tool_calls() {
                     arguments: "{}".to_owned(),
                 })
                 .collect(),
+            passback: None,
+            usage: None,
         })
     };
     let payloads = [

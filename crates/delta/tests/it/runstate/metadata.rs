@@ -18,7 +18,15 @@ fn every_field_is_written_with_its_documented_name() {
         serde_json::json!({"report": "report.md"}),
         at("2025-10-14T10:32:30.500Z"),
     );
-    let json = serde_json::to_value(&metadata).unwrap();
+    let mut json = serde_json::to_value(&metadata).unwrap();
+    // The run's trace id is random: 32 lowercase hex digits.
+    let trace_id = json.as_object_mut().unwrap().remove("trace_id").unwrap();
+    let trace_id = trace_id.as_str().unwrap();
+    assert_eq!(trace_id.len(), 32, "{trace_id}");
+    assert!(
+        trace_id.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f')),
+        "{trace_id}"
+    );
     assert_eq!(
         json,
         serde_json::json!({

@@ -37,6 +37,8 @@ fn written_events_metadata_and_requests_validate_against_their_schemas() {
                 name: "ask_human".to_owned(),
                 arguments: "{\"prompt\":\"ok?\"}".to_owned(),
             }],
+            passback: None,
+            usage: None,
         }),
         EventPayload::ActionRequest(ActionRequest {
             action_id: "a1".to_owned(),
@@ -44,6 +46,7 @@ fn written_events_metadata_and_requests_validate_against_their_schemas() {
             tool_name: "ask_human".to_owned(),
             tool_args: serde_json::from_str("{\"prompt\":\"ok?\"}").unwrap(),
             resolved_command: None,
+            subagent: None,
             environment: None,
         }),
         EventPayload::HumanInputRequest(HumanInputRequest {
@@ -63,6 +66,7 @@ fn written_events_metadata_and_requests_validate_against_their_schemas() {
             observation_content: "yes".to_owned(),
             exit_code: None,
             execution_ref: "a1".to_owned(),
+            subagent: None,
         }),
         EventPayload::SystemMessage(SystemMessage {
             level: MessageLevel::Warn,

@@ -203,6 +203,18 @@ impl Test {
         command
     }
 
+    /// The same temp directory for a follow-up invocation of a spawned process (arguments,
+    /// environment and stdin reset), as [`Run::then`] does after [`Test::run`].
+    #[allow(dead_code, reason = "shared with the e2e suite, its only user")]
+    pub fn then(self) -> Test {
+        Test {
+            args: Vec::new(),
+            env: Vec::new(),
+            stdin: Stdin::Closed,
+            ..self
+        }
+    }
+
     /// Run delta to completion and capture its exit code and output.
     pub fn run(self) -> Run {
         let mut command = self.command();
@@ -287,6 +299,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// The exit code (-1 when a signal ended the process).
+    pub fn exit_code(&self) -> i32 {
+        self.code
+    }
+
     /// Assert the exit code; on mismatch the message shows both streams.
     #[track_caller]
     pub fn code(self, expected: i32) -> Self {

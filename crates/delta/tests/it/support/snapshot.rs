@@ -94,7 +94,7 @@ static FILTERS: LazyLock<Vec<(Regex, Label)>> = LazyLock::new(|| {
         r"/\.?[\w-]+",
         Label::Fixed("[TEMP]"),
     );
-    let rules: [(&str, Label); 13] = [
+    let rules: [(&str, Label); 14] = [
         (r"\b\d{8}_\d{6}_[0-9a-f]{6}\b", Label::Numbered("RUN_ID")),
         (
             r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
@@ -125,6 +125,11 @@ static FILTERS: LazyLock<Vec<(Regex, Label)>> = LazyLock::new(|| {
             Label::Fixed("$1 [DURATION]"),
         ),
         (r#"("pid"\s*:\s*)\d+"#, Label::Fixed("${1}[PID]")),
+        // A run's random identity (metadata.json `trace_id`).
+        (
+            r#"("trace_id"\s*:\s*")[0-9a-f]{32}""#,
+            Label::Fixed("${1}[TRACE_ID]\""),
+        ),
         (r"\b(pid|PID|Process) \d+\b", Label::Fixed("$1 [PID]")),
         (
             r#"("process_start_time"\s*:\s*)\d+"#,

@@ -28,6 +28,7 @@ fn opts(dir: &Path, timeout: Duration) -> ProcessOptions {
         env: Vec::new(),
         timeout,
         output: OutputPolicy::default(),
+        record: None,
     }
 }
 

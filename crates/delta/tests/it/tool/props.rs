@@ -37,6 +37,9 @@ fn tool(exec: Option<String>, shell: Option<String>) -> ToolDef {
         stdin: None,
         parameters: None,
         timeout_ms: None,
+        agent: None,
+        message: None,
+        workspace: None,
     }
 }
 

@@ -48,6 +48,7 @@ pub fn options(dir: &Path) -> ProcessOptions {
         env: Vec::new(),
         timeout: Duration::from_secs(20),
         output: OutputPolicy::default(),
+        record: None,
     }
 }
 

@@ -1,0 +1,260 @@
+//! The content attributes of a `chat` span in the shapes the GenAI semantic conventions
+//! give them (gen-ai-input-messages.json, gen-ai-output-messages.json): the messages the
+//! request carried, rebuilt from `io/invocations/ID/request.json` (the exact bytes sent),
+//! and the answer, from its THOUGHT, with the finish reason every output message needs.
+
+use serde_json::{Value, json};
+
+use crate::journal::Thought;
+use crate::run::RunPaths;
+use crate::trajectory::LlmCall;
+
+/// The request body of invocation `id`, when it is readable JSON.
+pub(super) fn read_request(paths: &RunPaths, id: &str) -> Option<Value> {
+    read_json(&paths.invocation_request(id))
+}
+
+/// The `id` the server gave its answer (`chatcmpl-…`), when it did.
+pub(super) fn response_id(paths: &RunPaths, id: &str) -> Option<String> {
+    read_json(&paths.invocation_response(id))?
+        .get("id")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+fn read_json(path: &std::path::Path) -> Option<Value> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// `gen_ai.input.messages` of a chat-completions request: each message with its role and
+/// parts (`text`, `tool_call`, `tool_call_response`), in the order sent. None when the
+/// request has no `messages` (another API's request).
+pub(super) fn input_messages(request: &Value) -> Option<Value> {
+    let messages = request.get("messages")?.as_array()?;
+    Some(Value::Array(
+        messages
+            .iter()
+            .map(|message| {
+                let role = message
+                    .get("role")
+                    .and_then(Value::as_str)
+                    .unwrap_or("user");
+                let mut parts = Vec::new();
+                if role == "tool" {
+                    parts.push(json!({
+                        "type": "tool_call_response",
+                        "id": message.get("tool_call_id").cloned().unwrap_or(Value::Null),
+                        "response": text_of(message.get("content")),
+                    }));
+                } else {
+                    let text = text_of(message.get("content"));
+                    if !text.is_empty() {
+                        parts.push(json!({"type": "text", "content": text}));
+                    }
+                    for call in message
+                        .get("tool_calls")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        let function = call.get("function");
+                        parts.push(tool_call_part(
+                            call.get("id").and_then(Value::as_str).unwrap_or_default(),
+                            function
+                                .and_then(|f| f.get("name"))
+                                .and_then(Value::as_str)
+                                .unwrap_or_default(),
+                            function
+                                .and_then(|f| f.get("arguments"))
+                                .and_then(Value::as_str)
+                                .unwrap_or_default(),
+                        ));
+                    }
+                }
+                json!({"role": role, "parts": parts})
+            })
+            .collect(),
+    ))
+}
+
+/// A message's `content`: a string, or the text of an array of parts.
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_)) | None => {
+            String::new()
+        }
+    }
+}
+
+/// A `tool_call` part: the arguments as the JSON they are when they parse, else as text.
+fn tool_call_part(id: &str, name: &str, arguments: &str) -> Value {
+    let arguments =
+        serde_json::from_str::<Value>(arguments).unwrap_or_else(|_| Value::from(arguments));
+    json!({"type": "tool_call", "id": id, "name": name, "arguments": arguments})
+}
+
+/// `gen_ai.output.messages` of an answered call: one assistant message (the engine asks
+/// for one choice) with its reasoning, text and tool calls, and `finish_reason`.
+pub(super) fn output_messages(thought: &Thought, finish_reason: &str) -> Value {
+    let mut parts = Vec::new();
+    if let Some(reasoning) = thought.reasoning.as_deref().filter(|r| !r.is_empty()) {
+        parts.push(json!({"type": "reasoning", "content": reasoning}));
+    }
+    if !thought.content.is_empty() || thought.tool_calls.is_empty() {
+        parts.push(json!({"type": "text", "content": thought.content}));
+    }
+    for call in &thought.tool_calls {
+        parts.push(tool_call_part(&call.id, &call.name, &call.arguments));
+    }
+    json!([{"role": "assistant", "parts": parts, "finish_reason": finish_reason}])
+}
+
+/// The finish reason of an answered call in the conventions' words (`stop`, `length`,
+/// `content_filter`, `tool_call`): OpenAI's `tool_calls` and `function_call` are
+/// `tool_call`; a server that gave none is judged by the answer.
+pub(super) fn finish_reason(call: Option<&LlmCall>, thought: &Thought) -> String {
+    match call.and_then(|c| c.finish_reason.as_deref()) {
+        Some("tool_calls" | "function_call") => "tool_call".to_owned(),
+        Some(reason) if !reason.is_empty() => reason.to_owned(),
+        Some(_) | None if thought.tool_calls.is_empty() => "stop".to_owned(),
+        Some(_) | None => "tool_call".to_owned(),
+    }
+}
+
+/// `error.type` of a call that brought no answer: the HTTP status a server refused it
+/// with, `timeout`, `cancelled`, `connection_error`, `malformed_response`, else the
+/// conventions' fallback `_OTHER`.
+pub(super) fn error_type(call: &LlmCall) -> String {
+    let error = call.error.as_deref().unwrap_or_default();
+    if call.status.as_deref() == Some("CANCELLED") || error.starts_with("cancelled") {
+        return "cancelled".to_owned();
+    }
+    if let Some(status) = error
+        .split("answered HTTP ")
+        .nth(1)
+        .and_then(|rest| rest.get(..3))
+        .filter(|code| code.chars().all(|c| c.is_ascii_digit()))
+    {
+        return if error.contains("not a chat completion") {
+            "malformed_response".to_owned()
+        } else {
+            status.to_owned()
+        };
+    }
+    if error.contains("did not respond within") {
+        "timeout".to_owned()
+    } else if error.starts_with("cannot reach") {
+        "connection_error".to_owned()
+    } else {
+        "_OTHER".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::journal::ToolCall;
+
+    #[test]
+    fn a_request_becomes_input_messages_with_roles_and_parts() {
+        let request = json!({"messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "List files"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{\"d\":\".\"}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
+        ]});
+        assert_eq!(
+            input_messages(&request).unwrap(),
+            json!([
+                {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
+                {"role": "user", "parts": [{"type": "text", "content": "List files"}]},
+                {"role": "assistant", "parts": [
+                    {"type": "tool_call", "id": "c1", "name": "ls", "arguments": {"d": "."}}
+                ]},
+                {"role": "tool", "parts": [
+                    {"type": "tool_call_response", "id": "c1", "response": "a.txt"}
+                ]},
+            ])
+        );
+        assert_eq!(input_messages(&json!({"input": []})), None);
+    }
+
+    #[test]
+    fn every_output_message_has_a_finish_reason_in_the_conventions_words() {
+        let thought = Thought {
+            content: "Looking.".into(),
+            llm_invocation_ref: "i".into(),
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "ls".into(),
+                arguments: "{\"d\": \".\"}".into(),
+            }],
+            reasoning: None,
+            passback: None,
+            usage: None,
+        };
+        let call = LlmCall {
+            finish_reason: Some("tool_calls".into()),
+            ..LlmCall::default()
+        };
+        let reason = finish_reason(Some(&call), &thought);
+        assert_eq!(reason, "tool_call");
+        assert_eq!(
+            output_messages(&thought, &reason),
+            json!([{"role": "assistant", "parts": [
+                {"type": "text", "content": "Looking."},
+                {"type": "tool_call", "id": "c1", "name": "ls", "arguments": {"d": "."}},
+            ], "finish_reason": "tool_call"}])
+        );
+        let plain = Thought {
+            tool_calls: Vec::new(),
+            ..thought
+        };
+        assert_eq!(finish_reason(None, &plain), "stop");
+    }
+
+    #[test]
+    fn error_types_are_low_cardinality() {
+        let failed = |error: &str| LlmCall {
+            status: Some("FAILED".into()),
+            error: Some(error.into()),
+            ..LlmCall::default()
+        };
+        for (error, expected) in [
+            (
+                "the LLM API at http://x answered HTTP 401: no (1 attempt(s)); hint",
+                "401",
+            ),
+            (
+                "the LLM API at http://x did not respond within 1s (2 attempt(s))",
+                "timeout",
+            ),
+            (
+                "cannot reach the LLM API at http://x (5 attempt(s); last: refused)",
+                "connection_error",
+            ),
+            (
+                "the LLM API at http://x answered HTTP 200 with a body that is not a chat completion (x)",
+                "malformed_response",
+            ),
+            ("something else", "_OTHER"),
+        ] {
+            assert_eq!(error_type(&failed(error)), expected, "{error}");
+        }
+        let cancelled = LlmCall {
+            status: Some("CANCELLED".into()),
+            ..LlmCall::default()
+        };
+        assert_eq!(error_type(&cancelled), "cancelled");
+    }
+}

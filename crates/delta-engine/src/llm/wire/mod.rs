@@ -1,0 +1,224 @@
+//! The one seam between the engine's provider-neutral conversation and a model API's wire
+//! format: the request body built for the agent's API, the answer parsed back into a
+//! neutral [`super::Completion`], a stream reassembled into the body a non-streamed call
+//! returns. One file per API: [`chat`] (OpenAI chat completions and every compatible
+//! server), [`anthropic`] (Anthropic Messages), [`responses`] (OpenAI Responses, used
+//! statelessly). Nothing above this module knows which API it talks to; everything
+//! recorded (the journal, `io/invocations`) is either neutral or the exact wire bytes.
+
+mod anthropic;
+mod chat;
+mod responses;
+
+use delta_scenario::ModelApi;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use chat::build_request;
+
+use super::message::{AssistantMessage, ChatMessage, Passback, ToolCall};
+use super::response::{ParsedBody, error_text};
+use super::stream::{Data, data};
+use crate::llm::params::KNOWN_PARAMETERS;
+
+/// Whether the engine asks the provider to cache the prompt's prefix (`llm.prompt_cache`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptCache {
+    /// Anthropic: `cache_control` breakpoints on the tools, the system prompt and the last
+    /// two user turns; Responses (and chat at api.openai.com): a `prompt_cache_key` per run.
+    #[default]
+    Auto,
+    /// Neither breakpoints nor a cache key (providers that cache on their own still may).
+    Off,
+}
+
+/// What a request is built from besides the conversation, decided once per run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WireOptions {
+    /// `llm.prompt_cache`.
+    pub prompt_cache: PromptCache,
+    /// The `prompt_cache_key` to send (chat, Responses), when one is sent.
+    pub cache_key: Option<String>,
+    /// `llm.reasoning_passback`: assistant-message fields a chat server needs back.
+    pub reasoning_passback: Vec<String>,
+}
+
+/// One request to build: the conversation, the tool definitions (chat's shape, the
+/// engine's own), the agent's other `llm` parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct WireRequest<'a> {
+    pub api: ModelApi,
+    pub model: &'a str,
+    pub messages: &'a [ChatMessage],
+    /// `{"type": "function", "function": {name, description, parameters}}`, in the
+    /// agent's fixed order.
+    pub tools: &'a [Value],
+    pub params: &'a Map<String, Value>,
+    pub options: &'a WireOptions,
+}
+
+impl WireRequest<'_> {
+    /// The body's start: the agent's parameters the API takes as they are (all but
+    /// `engine_keys`, which the API's translation owns), and the model.
+    fn passthrough(&self, engine_keys: &[&str]) -> Map<String, Value> {
+        let mut body: Map<String, Value> = self
+            .params
+            .iter()
+            .filter(|(key, _)| !engine_keys.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        body.insert("model".into(), self.model.into());
+        body
+    }
+
+    /// The request body in the API's wire format. Deterministic: the same conversation,
+    /// tools, parameters and options give the same bytes, so the request of step n+1
+    /// begins with step n's conversation (providers' prefix caches hit).
+    #[must_use]
+    pub fn body(&self) -> Value {
+        match self.api {
+            ModelApi::Chat => chat::body(self),
+            ModelApi::Anthropic => anthropic::body(self),
+            ModelApi::Responses => responses::body(self),
+        }
+    }
+}
+
+/// Parses a 2xx body of `api`. The error is a short reason for
+/// `LlmError::MalformedResponse`.
+pub(crate) fn parse_body(api: ModelApi, body: &[u8]) -> Result<ParsedBody, String> {
+    match api {
+        ModelApi::Chat => chat::parse_body(body),
+        ModelApi::Anthropic => anthropic::parse_body(body),
+        ModelApi::Responses => responses::parse_body(body),
+    }
+}
+
+/// The body a non-streamed call would have returned, from `api`'s event stream.
+pub(crate) fn assemble(api: ModelApi, events: &[u8]) -> Result<Vec<u8>, String> {
+    match api {
+        ModelApi::Chat => chat::assemble(events),
+        ModelApi::Anthropic => anthropic::assemble(events),
+        ModelApi::Responses => responses::assemble(events),
+    }
+}
+
+/// The piece of the answer's text one event of `api`'s stream carries.
+pub(crate) fn text_piece(api: ModelApi, event: &Value) -> Option<String> {
+    match api {
+        ModelApi::Chat => chat::text_piece(event),
+        ModelApi::Anthropic => anthropic::text_piece(event),
+        ModelApi::Responses => responses::text_piece(event),
+    }
+}
+
+/// An error the service reported inside a 2xx stream that a retry may cure, as (the status
+/// it stands for, the service's message): Anthropic's `event: error` with
+/// `overloaded_error` or `api_error` (a 529 or 500 when not streamed, digest A4) and the
+/// Responses API's `error` or `response.failed` with a server error. Chat streams are left
+/// to [`assemble`], whose error fails the call as before.
+pub(crate) fn stream_failure(api: ModelApi, events: &[u8]) -> Option<(u16, String)> {
+    if api == ModelApi::Chat {
+        return None;
+    }
+    let payloads = data(events).ok()?;
+    payloads.iter().find_map(|payload| {
+        let Data::Event(event) = payload else {
+            return None;
+        };
+        let (kind, error) = match event["type"].as_str()? {
+            "error" if api == ModelApi::Anthropic => {
+                (event["error"]["type"].as_str()?, &event["error"])
+            }
+            "error" => (event["code"].as_str().unwrap_or("server_error"), event),
+            "response.failed" => (
+                event["response"]["error"]["code"]
+                    .as_str()
+                    .unwrap_or("server_error"),
+                &event["response"]["error"],
+            ),
+            _ => return None,
+        };
+        let status = match kind {
+            "overloaded_error" => 529,
+            "api_error" | "server_error" => 500,
+            "rate_limit_error" | "rate_limit_exceeded" => 429,
+            _ => return None,
+        };
+        Some((status, error_text(error)))
+    })
+}
+
+/// What `delta replay` compares of a request of `api`: the conversation and the tools,
+/// not the parameters (a cache key names the run).
+#[must_use]
+pub fn conversation_keys(api: ModelApi) -> &'static [&'static str] {
+    match api {
+        ModelApi::Chat => &["messages", "tools"],
+        ModelApi::Anthropic => &["system", "messages", "tools"],
+        ModelApi::Responses => &["instructions", "input", "tools"],
+    }
+}
+
+/// The request parameters `api` knows (besides what the engine sends itself); any other
+/// key under `llm:` draws a warning and is still sent.
+#[must_use]
+pub fn known_parameters(api: ModelApi) -> &'static [&'static str] {
+    match api {
+        ModelApi::Chat => KNOWN_PARAMETERS,
+        ModelApi::Anthropic => anthropic::PARAMETERS,
+        ModelApi::Responses => responses::PARAMETERS,
+    }
+}
+
+/// The URL of `api`'s endpoint under `base_url`: chat and Responses take the base URL up
+/// to `/v1` (OpenAI's SDKs), Anthropic the host without it (Anthropic's SDKs).
+#[must_use]
+pub fn endpoint(api: ModelApi, base_url: &str) -> String {
+    match api {
+        ModelApi::Chat => format!("{base_url}/chat/completions"),
+        ModelApi::Responses => format!("{base_url}/responses"),
+        ModelApi::Anthropic => format!("{base_url}/v1/messages"),
+    }
+}
+
+/// What an answer's blocks (Anthropic) or items (Responses) add up to.
+#[derive(Default)]
+struct Parts<'a> {
+    texts: Vec<&'a str>,
+    reasoning: Vec<&'a str>,
+    tool_calls: Vec<ToolCall>,
+    /// The passback items, in the answer's order.
+    items: Vec<Value>,
+    /// Whether an item must go back (a thinking block, a reasoning item).
+    opaque: bool,
+}
+
+impl Parts<'_> {
+    /// The neutral message: the texts joined, the reasoning texts one per line, the
+    /// passback when something must go back.
+    fn message(self, api: ModelApi) -> AssistantMessage {
+        let reasoning = self.reasoning.join("\n");
+        AssistantMessage {
+            content: (!self.texts.is_empty()).then(|| self.texts.concat()),
+            tool_calls: self.tool_calls,
+            reasoning: (!reasoning.is_empty()).then_some(reasoning),
+            passback: self.opaque.then_some(Passback {
+                api,
+                items: self.items,
+            }),
+        }
+    }
+}
+
+/// The tool definition's parts, from the engine's chat-shaped one.
+pub(super) fn function_parts(tool: &Value) -> (&Value, &Value, &Value) {
+    let function = &tool["function"];
+    (
+        &function["name"],
+        &function["description"],
+        &function["parameters"],
+    )
+}

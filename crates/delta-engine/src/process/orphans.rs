@@ -1,0 +1,100 @@
+//! Process groups an engine left running when it was killed (kill -9 leaves it no chance
+//! to stop them): a tool in flight, an MCP stdio server. Each start records the group
+//! leader's identity in a `process.json` beside its other records, a normal stop removes
+//! it, and whoever takes the run over next (the Janitor, the next start of the MCP
+//! servers) ends every group still recorded.
+
+use std::path::Path;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+
+use crate::run::{Liveness, ProcessIdentity, process_alive};
+
+/// The record's file name, in the directory of the tool's or server's other records.
+pub const RECORD: &str = "process.json";
+
+/// What `process.json` holds: enough to tell the group's leader from a process that
+/// reused its pid.
+#[derive(Debug, Serialize, Deserialize)]
+struct Recorded {
+    pid: u32,
+    hostname: String,
+    process_name: String,
+    start_ticks: Option<u64>,
+}
+
+/// Records the group whose leader is `pid` in `dir`. Best effort: a group that cannot be
+/// recorded still runs, and is stopped as usual unless the engine is killed.
+pub fn record(dir: &Path, pid: u32) {
+    let Some(identity) = ProcessIdentity::of(pid) else {
+        return;
+    };
+    let recorded = Recorded {
+        pid,
+        hostname: identity.hostname,
+        process_name: identity.process_name,
+        start_ticks: identity.start_ticks,
+    };
+    if let Ok(text) = serde_json::to_string_pretty(&recorded) {
+        let _ = std::fs::write(dir.join(RECORD), text + "\n");
+    }
+}
+
+/// Removes the record in `dir` of a group that was stopped.
+pub fn forget(dir: &Path) {
+    let _ = std::fs::remove_file(dir.join(RECORD));
+}
+
+/// Ends the group recorded in `dir`, if it still runs, and removes the record; returns
+/// the group id when it killed one. The caller holds the run's lock, so no live engine
+/// owns the group.
+///
+/// The group still runs when its leader is the recorded process, or when the leader is
+/// gone but members are left (a command's background children): Linux never reuses a pid
+/// while a group has it as its id, so those members are the tool's. A pid that now
+/// belongs to another process means the whole group is long gone.
+pub fn end(dir: &Path) -> Option<i32> {
+    let path = dir.join(RECORD);
+    let recorded = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Recorded>(&text).ok());
+    let _ = std::fs::remove_file(&path);
+    let recorded = recorded?;
+    let identity = ProcessIdentity {
+        pid: recorded.pid,
+        hostname: recorded.hostname,
+        process_name: recorded.process_name,
+        start_ticks: recorded.start_ticks,
+    };
+    let pgid = Pid::from_raw(i32::try_from(recorded.pid).ok().filter(|pid| *pid > 1)?);
+    if !identity.is_on_this_host() {
+        return None;
+    }
+    let running = match process_alive(&identity) {
+        Liveness::Alive => true,
+        Liveness::Dead => killpg(pgid, None).is_ok(),
+        Liveness::PidReused => false,
+    };
+    (running && killpg(pgid, Signal::SIGKILL).is_ok()).then_some(pgid.as_raw())
+}
+
+/// Ends every group recorded in a subdirectory of `dir` (`io/mcp/`); returns a line per
+/// group killed, naming the subdirectory.
+pub fn sweep(dir: &Path, what: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pgid = end(&entry.path())?;
+            Some(format!(
+                "{what} '{}' (process group {pgid}) was left running by an engine that did \
+                 not stop it; killed",
+                entry.file_name().to_string_lossy()
+            ))
+        })
+        .collect()
+}
