@@ -6,6 +6,7 @@
 //! maps them all to exit code 126.
 
 mod agent;
+mod claude_hooks;
 mod context;
 mod error;
 mod hooks;
@@ -20,6 +21,10 @@ mod yaml;
 use std::path::{Path, PathBuf};
 
 pub use agent::{AgentFile, LlmConfig, Pricing, parse_agent_yaml};
+pub use claude_hooks::{
+    CLAUDE_DEFAULT_TIMEOUT, ClaudeCommand, ClaudeHandler, ClaudeHooks, ClaudeSource, HOOKS_JSON,
+    Matcher,
+};
 pub use context::{ContextManifest, ContextSource, Generator, load_context, parse_context_yaml};
 pub use error::ConfigError;
 pub use hooks::{HookSpec, Hooks, parse_hooks_yaml};
@@ -27,7 +32,7 @@ pub use imports::parse_imported_yaml;
 pub use mcp::{
     DEFAULT_MCP_STARTUP_TIMEOUT, DEFAULT_MCP_TIMEOUT, MCP_TOOL_SEPARATOR, McpServer, McpTransport,
 };
-pub use names::{DEFAULT_TIMEOUT_MS, HookName, OnMissing};
+pub use names::{CLAUDE_EVENTS_NEVER_FIRED, ClaudeEvent, DEFAULT_TIMEOUT_MS, HookName, OnMissing};
 
 use crate::answer::OutputSchema;
 use crate::budget::Budget;
@@ -65,6 +70,8 @@ pub struct Agent {
     pub ask_human: bool,
     /// Configured lifecycle hooks.
     pub hooks: Hooks,
+    /// Hooks in Claude Code's protocol: hooks.json's, then hooks.yaml's `claude_hooks:`.
+    pub claude_hooks: ClaudeHooks,
     /// The context recipe as of load time (the engine re-reads it every iteration).
     pub context: ContextManifest,
     /// Deprecations and ignored keys, for the CLI to print.
@@ -98,6 +105,8 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
 
     let system_prompt = system_prompt(&home, &config_file, file.system_prompt.as_ref(), &vars)?;
 
+    let (mut claude_hooks, claude_warnings) = claude_hooks::load_hooks_json(&home)?;
+    warnings.extend(claude_warnings);
     let hooks_file = home.join(HOOKS_YAML);
     let hooks = if yaml::exists(&hooks_file) {
         if let Some((key, _)) = &file.legacy_hooks {
@@ -109,7 +118,8 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
             ));
         }
         let text = yaml::read(&hooks_file)?;
-        let map = yaml::parse(&text, &hooks_file)?;
+        let map: raw::HookMap = yaml::parse(&text, &hooks_file)?;
+        claude_hooks.extend(yaml_claude_hooks(&map, &hooks_file, &mut warnings)?);
         hooks::from_map(map, &hooks_file, &vars)?
     } else if let Some((key, map)) = file.legacy_hooks {
         warnings.push(format!(
@@ -117,6 +127,7 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
              in the agent directory",
             file_name(&config_file)
         ));
+        claude_hooks.extend(yaml_claude_hooks(&map, &config_file, &mut warnings)?);
         hooks::from_map(map, &config_file, &vars)?
     } else {
         Hooks::default()
@@ -153,9 +164,30 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
         output_schema,
         ask_human: file.ask_human,
         hooks,
+        claude_hooks,
         context,
         warnings,
     })
+}
+
+/// The `claude_hooks:` of a hook map read from `file`, validated.
+fn yaml_claude_hooks(
+    map: &raw::HookMap,
+    file: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<ClaudeHooks, ConfigError> {
+    let Some(events) = &map.claude else {
+        return Ok(ClaudeHooks::default());
+    };
+    let (hooks, more) = claude_hooks::validate(
+        &events.value,
+        file,
+        ClaudeSource::HooksYaml,
+        raw::CLAUDE_HOOKS_KEY,
+    )
+    .map_err(|error| error.at(events.referenced))?;
+    warnings.extend(more);
+    Ok(hooks)
 }
 
 /// Find the agent directory (canonical) and its main config file.
