@@ -370,6 +370,7 @@ pub fn conversation(events: &[Event], max_iterations: Option<u32>) -> Vec<ChatMe
             | EventPayload::HumanInputRequest(_)
             | EventPayload::HumanInputReceived(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_) => {}
         }
     }

@@ -411,6 +411,7 @@ impl ReplayModel {
                 | EventPayload::HumanInputReceived(_)
                 | EventPayload::SystemMessage(_)
                 | EventPayload::HookExecutionAudit(_)
+                | EventPayload::ClaudeHook(_)
                 | EventPayload::RunEnd(_) => None,
             })
             .collect()

@@ -259,6 +259,30 @@ fn span_event(event: &Event, content: Content) -> Option<Value> {
                 string("delta.hook.io_path_ref", &hook.io_path_ref),
             ],
         ),
+        EventPayload::ClaudeHook(hook) => {
+            let mut attributes = vec![
+                string("delta.hook.name", &hook.event),
+                string("delta.hook.protocol", "claude"),
+                string("delta.hook.command", content.text(&hook.command)),
+                string(
+                    "delta.hook.status",
+                    serde_json::to_value(hook.status)
+                        .ok()?
+                        .as_str()
+                        .unwrap_or_default(),
+                ),
+                string("delta.hook.ended", &hook.ended),
+                int("delta.hook.duration_ms", hook.duration_ms),
+                string("delta.hook.io_path_ref", &hook.io_path_ref),
+            ];
+            if let Some(decision) = hook.decision {
+                attributes.push(string("delta.hook.decision", decision.as_str()));
+            }
+            if let Some(reason) = &hook.reason {
+                attributes.push(string("delta.hook.reason", content.text(reason)));
+            }
+            ("delta.claude_hook", attributes)
+        }
         EventPayload::HumanInputRequest(question) => (
             "delta.human_input.request",
             vec![

@@ -97,6 +97,7 @@ impl Recording {
                 | EventPayload::HumanInputRequest(_)
                 | EventPayload::SystemMessage(_)
                 | EventPayload::HookExecutionAudit(_)
+                | EventPayload::ClaudeHook(_)
                 | EventPayload::RunEnd(_) => {}
             }
         }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::html::{cost_text, duration_text, esc, head, status_class, tail};
 use crate::export::Content;
-use crate::journal::{ActionStatus, Event, EventPayload, HookStatus};
+use crate::journal::{ActionStatus, ClaudeHook, Event, EventPayload, HookStatus};
 use crate::run::RunStatus;
 use crate::trajectory::{Iteration, ToolStep, Trajectory};
 
@@ -231,6 +231,7 @@ fn event_html(
                 path = esc(&hook.io_path_ref),
             );
         }
+        EventPayload::ClaudeHook(hook) => claude_hook_html(html, hook, base, content),
         EventPayload::HumanInputRequest(question) => {
             let _ = write!(
                 html,
@@ -266,6 +267,41 @@ fn event_html(
             html.push_str("</div>");
         }
     }
+}
+
+/// A hook of Claude Code's protocol: its event, command, how it ended, what it decided and
+/// why, how long it took, and a link to its record.
+fn claude_hook_html(html: &mut String, hook: &ClaudeHook, base: &str, content: Content) {
+    let class = match (hook.status, hook.decision) {
+        (HookStatus::Failed, _) => "status-bad",
+        (HookStatus::Success | HookStatus::Skipped, Some(_)) => "status-warn",
+        (HookStatus::Success | HookStatus::Skipped, None) => "status-ok",
+    };
+    let outcome = match hook.decision {
+        Some(decision) => decision.as_str().to_owned(),
+        None if hook.status == HookStatus::Failed => "failed".to_owned(),
+        None => "no decision".to_owned(),
+    };
+    let _ = write!(
+        html,
+        "<div class=\"note hook claude\" data-hook=\"{event}\">{event} hook \
+         <code>{command}</code> <span class=\"badge {class}\">{outcome}</span> \
+         <span class=\"muted\">exit {ended} · {duration}</span>",
+        event = esc(&hook.event),
+        command = esc(content.text(&hook.command)),
+        outcome = esc(&outcome),
+        ended = esc(&hook.ended),
+        duration = duration_text(hook.duration_ms),
+    );
+    if let Some(reason) = hook.reason.as_deref().or(hook.error.as_deref()) {
+        let _ = write!(html, " — {}", esc(content.text(reason)));
+    }
+    let _ = write!(
+        html,
+        " <a class=\"muted\" href=\"{base}{path}\">{path}</a></div>",
+        base = esc(base),
+        path = esc(&hook.io_path_ref),
+    );
 }
 
 fn tool_html(html: &mut String, tool: &ToolStep<'_>, base: &str, content: Content) {

@@ -268,6 +268,7 @@ fn ids_missing_from_another_implementations_journal_are_derived_on_read() {
             | EventPayload::HumanInputReceived(_)
             | EventPayload::SystemMessage(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_) => None,
         })
         .collect();
@@ -298,6 +299,7 @@ fn ids_missing_from_another_implementations_journal_are_derived_on_read() {
             | EventPayload::ActionResult(_)
             | EventPayload::SystemMessage(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_) => None,
         })
         .collect();
