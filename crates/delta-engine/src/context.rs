@@ -15,14 +15,16 @@
 mod budget;
 pub mod tokens;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use budget::ContextReport;
 use budget::{Conversation, Part, cut_text, fit};
 
+use crate::config::ClaudeEvent;
 use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
-use crate::journal::{Event, EventPayload, Thought};
+use crate::journal::{ClaudeDecision, Event, EventPayload, HookStatus, Thought};
 use crate::llm::{AssistantMessage, ChatMessage, ToolCall};
 use crate::process::{OutputPolicy, ProcessError, ProcessOptions, run_process};
 use crate::quote::command_line;
@@ -164,9 +166,11 @@ pub async fn build_context(
                 }
             }
             ContextSource::Journal { max_iterations, .. } => {
-                let has_task = events
-                    .iter()
-                    .any(|event| matches!(event.payload, EventPayload::RunStart(_)));
+                let refused = refused_prompts(events);
+                let has_task = events.iter().any(|event| {
+                    matches!(event.payload, EventPayload::RunStart(_))
+                        && !refused.contains(&event.seq)
+                });
                 parts.push(Part::Journal(Conversation::new(
                     conversation(events, *max_iterations),
                     has_task,
@@ -325,10 +329,13 @@ fn excerpt(text: &str) -> String {
 /// being a THOUGHT, its results, and the user or system messages just before it.
 pub fn conversation(events: &[Event], max_iterations: Option<u32>) -> Vec<ChatMessage> {
     let start = window_start(events, max_iterations);
+    let refused = refused_prompts(events);
     let mut messages = Vec::new();
     let mut pending = Pending::default();
     let task = events.iter().take(start).find_map(|event| {
-        if let EventPayload::RunStart(run_start) = &event.payload {
+        if let EventPayload::RunStart(run_start) = &event.payload
+            && !refused.contains(&event.seq)
+        {
             Some(run_start.task.as_str())
         } else {
             None
@@ -339,6 +346,8 @@ pub fn conversation(events: &[Event], max_iterations: Option<u32>) -> Vec<ChatMe
     }
     for event in &events[start..] {
         match &event.payload {
+            EventPayload::RunStart(_) | EventPayload::UserMessage(_)
+                if refused.contains(&event.seq) => {}
             EventPayload::RunStart(run_start) => {
                 pending.close(&mut messages);
                 messages.push(ChatMessage::user(run_start.task.clone()));
@@ -376,6 +385,29 @@ pub fn conversation(events: &[Event], max_iterations: Option<u32>) -> Vec<ChatMe
     }
     pending.close(&mut messages);
     messages
+}
+
+/// The seqs of the prompts (the task, user messages) a Claude Code UserPromptSubmit hook
+/// refused: each refusal is of the last prompt journaled before it. A refused prompt never
+/// reaches the model, in this request or any later one.
+fn refused_prompts(events: &[Event]) -> HashSet<u64> {
+    let mut refused = HashSet::new();
+    let mut last_prompt = None;
+    for event in events {
+        if matches!(
+            event.payload,
+            EventPayload::RunStart(_) | EventPayload::UserMessage(_)
+        ) {
+            last_prompt = Some(event.seq);
+        } else if let EventPayload::ClaudeHook(hook) = &event.payload
+            && hook.event == ClaudeEvent::UserPromptSubmit.as_str()
+            && hook.status == HookStatus::Success
+            && hook.decision == Some(ClaudeDecision::Block)
+        {
+            refused.extend(last_prompt);
+        }
+    }
+    refused
 }
 
 /// Index of the first event inside the `max_iterations` window (0 when there is none).

@@ -74,6 +74,7 @@ impl ActiveRun {
     /// Drive the run under `limits` (default: no budget, no schema, `ask_human` offered).
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.claude.set_askable(limits.ask_human);
         self.limits = limits;
         self.record_budget();
         self

@@ -34,6 +34,7 @@
 mod act;
 mod ask_human;
 mod called;
+mod claude;
 mod event;
 mod hooks;
 mod limits;
@@ -62,6 +63,7 @@ pub use start::{NewRun, Origin};
 pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
+use crate::hooks::claude::{ClaudeRunner, StartSource};
 use crate::hooks::{HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
 use crate::journal::{
     ActionRequest, ActionResult, EventPayload, Journal, JournalError, MessageLevel, RunEnd,
@@ -73,7 +75,9 @@ use crate::run::{
     ErrorInfo, ErrorType, Metadata, RunLock, RunPaths, RunStateError, Timestamp, write_metadata,
 };
 use crate::tool::{ASK_HUMAN_TOOL, ToolSpec};
+use act::Acted;
 use ask_human::Asked;
+use claude::{Ran, StopHook};
 use event::Both;
 use limits::{Clock, Cut, Verdict};
 use think::request_params;
@@ -121,6 +125,18 @@ pub struct ActiveRun {
     /// Answers `ask_human` at once (`-i`); without it the run pauses for the answer.
     human: Option<Arc<dyn HumanInput>>,
     hooks: HookRunner,
+    /// The hooks of Claude Code's protocol.
+    claude: ClaudeRunner,
+    /// SessionStart's `source`: how this process came to drive the run.
+    source: StartSource,
+    /// The prompt UserPromptSubmit judges first: the task, or `delta continue`'s
+    /// instruction.
+    prompt: Option<String>,
+    /// Iterations the context left out when PreCompact last fired in this process.
+    compacted: usize,
+    /// The call a PreToolUse hook held for approval, answered by `delta continue`: it runs
+    /// (or is refused) first thing.
+    approval: Option<(ActionRequest, String)>,
     output: OutputPolicy,
     /// The run's MCP servers while the loop runs (started by `drive`).
     mcp: Option<crate::mcp::McpServers>,
@@ -195,6 +211,7 @@ impl ActiveRun {
             Ok(stop) => stop,
             Err(error) => Stop::Failed(ErrorInfo::new(ErrorType::EngineError, error.to_string())),
         };
+        self.claude_end(&stop, observer, &mut shutdown).await;
         self.end_hooks(&stop, observer, &mut shutdown).await;
         self.finish(stop, observer)?;
         Ok(self.paths)
@@ -222,6 +239,12 @@ impl ActiveRun {
         let mut done = 0;
         // Whether the previous answer was a final answer cut by the token limit.
         let mut cut_before = false;
+        if let Some(stop) = self
+            .claude_start(&agent.llm.model, observer, shutdown)
+            .await?
+        {
+            return Ok(stop);
+        }
         if let Some((request, result)) = self.answered.take() {
             let call = ToolCallInfo {
                 action_id: &request.action_id,
@@ -235,8 +258,26 @@ impl ActiveRun {
                 exit_code: result.exit_code,
                 observation: &result.observation_content,
             };
-            self.post_tool_execution(call, result, false, observer, shutdown)
+            let ran = Ran {
+                mcp: false,
+                duration: std::time::Duration::ZERO,
+                streams: None,
+                interrupted: false,
+            };
+            if let Some(error) = self
+                .after_tool(call, result, false, Some(ran), observer, shutdown)
+                .await?
+            {
+                return Ok(Stop::Interrupted(error));
+            }
+        }
+        if let Some((request, answer)) = self.approval.take() {
+            let acted = self
+                .resume_approval(agent, request, &answer, observer, shutdown)
                 .await?;
+            if let Some(stop) = self.acted_stop(acted, observer)? {
+                return Ok(stop);
+            }
         }
         let pending = std::mem::take(&mut self.pending_calls);
         if let Some(stop) = self
@@ -312,7 +353,13 @@ impl ActiveRun {
                 self.ask_to_continue(iteration, observer)?;
             } else if said.tool_calls.is_empty() {
                 match self.final_answer(&said.content, observer)? {
-                    Verdict::Final(result) => return Ok(Stop::Completed(result)),
+                    Verdict::Final(result) => {
+                        match self.claude_stop(&said.content, observer, shutdown).await? {
+                            StopHook::Complete => return Ok(Stop::Completed(result)),
+                            StopHook::Stopped(stop) => return Ok(stop),
+                            StopHook::GoOn => {}
+                        }
+                    }
                     Verdict::Fail(error) => return Ok(Stop::Failed(error)),
                     Verdict::Repair => {}
                 }
@@ -348,15 +395,12 @@ impl ActiveRun {
                     Asked::Answered => continue,
                     Asked::Paused => return Ok(Some(Stop::WaitingForInput)),
                     Asked::Stopped(signal) => return Ok(Some(interrupted(signal))),
+                    Asked::HookStopped(error) => return Ok(Some(Stop::Interrupted(error))),
                 }
             }
-            match self.act(agent, call, truncated, observer, shutdown).await? {
-                None => {}
-                Some(Cut::Signal(signal)) => return Ok(Some(interrupted(signal))),
-                Some(Cut::Budget) => {
-                    let exceeded = self.duration_spent();
-                    return self.budget_stop(exceeded, observer).map(Some);
-                }
+            let acted = self.act(agent, call, truncated, observer, shutdown).await?;
+            if let Some(stop) = self.acted_stop(acted, observer)? {
+                return Ok(Some(stop));
             }
             let during = format!("tool `{}`", call.name);
             if let Some(stop) = self.guard_run_files(&during, observer)? {
@@ -364,6 +408,24 @@ impl ActiveRun {
             }
         }
         Ok(None)
+    }
+
+    /// Where a tool call's end takes the loop: on, or to the run's end.
+    fn acted_stop(
+        &mut self,
+        acted: Acted,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<Stop>, EngineError> {
+        match acted {
+            Acted::Done => Ok(None),
+            Acted::Cut(Cut::Signal(signal)) => Ok(Some(interrupted(signal))),
+            Acted::Cut(Cut::Budget) => {
+                let exceeded = self.duration_spent();
+                self.budget_stop(exceeded, observer).map(Some)
+            }
+            Acted::Paused => Ok(Some(Stop::WaitingForInput)),
+            Acted::Stopped(error) => Ok(Some(Stop::Interrupted(error))),
+        }
     }
 
     /// A final answer cut by the token limit: journaled notice (the model reads it as a

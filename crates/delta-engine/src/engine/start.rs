@@ -11,6 +11,7 @@ use super::limits::{Clock, Limits};
 use super::{ActiveRun, EngineError, EngineLog};
 use crate::config::Agent;
 use crate::hooks::HookRunner;
+use crate::hooks::claude::{ClaudeRunner, StartSource};
 use crate::journal::{EventPayload, FsyncPolicy, Journal, RunStart};
 use crate::process::OutputPolicy;
 use crate::resume::{Entry, ResumeReport, Resumed};
@@ -69,6 +70,11 @@ impl ActiveRun {
     ) -> Result<ActiveRun, EngineError> {
         let mut answered = None;
         let mut pending_calls = Vec::new();
+        let mut approval = None;
+        let (source, prompt) = match &origin {
+            Origin::New(new) => (StartSource::Startup, Some(new.task.to_owned())),
+            Origin::Continued(resumed) => (StartSource::Resume, instruction(&resumed.report)),
+        };
         let (paths, lock, journal, metadata) = match origin {
             Origin::New(new) => create(&new, agent, &output)?,
             Origin::Continued(resumed) => {
@@ -91,6 +97,7 @@ impl ActiveRun {
                     Some((request, result.clone()))
                 });
                 pending_calls = report.repairs.to_run;
+                approval = report.repairs.approval;
                 (paths, lock, journal, metadata)
             }
         };
@@ -99,6 +106,16 @@ impl ActiveRun {
         });
         Ok(ActiveRun {
             hooks: HookRunner::new(agent.hooks.clone(), &paths, output.clone()),
+            claude: ClaudeRunner::new(
+                agent.claude_hooks.clone(),
+                &paths,
+                &agent.home,
+                output.clone(),
+            ),
+            source,
+            prompt,
+            compacted: 0,
+            approval,
             paths,
             _lock: lock,
             journal,
@@ -170,6 +187,16 @@ fn create(
         metadata.pid
     ));
     Ok((paths, lock, journal, metadata))
+}
+
+/// The instruction a continued run was given, which UserPromptSubmit judges: `-m` as a
+/// user message (an answer to a question is not one, unless no question was pending).
+fn instruction(report: &ResumeReport) -> Option<String> {
+    match &report.entry {
+        Entry::UserMessage(text) => Some(text.clone()),
+        Entry::Answer { text, .. } if report.answer_as_user_message => Some(text.clone()),
+        Entry::Answer { .. } | Entry::Resume | Entry::Finished => None,
+    }
 }
 
 /// Records in `engine.log` what the takeover of a continued run did.

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use crate::hooks::claude::{approves, refused_observation};
 use crate::journal::{
     ActionRequest, ActionResult, ActionStatus, Event, EventPayload, HumanInputReceived, ToolCall,
     dangling_action_requests,
@@ -42,6 +43,10 @@ pub struct Repairs {
     /// started: the run paused at the question, so they run now, after the answer, as
     /// they do when the question is answered on the terminal (`-i`).
     pub to_run: Vec<ToolCall>,
+    /// The tool call a PreToolUse hook held for a human's approval, with the answer given
+    /// now (its HUMAN_INPUT_RECEIVED is journaled, its result is not: the engine runs the
+    /// call, or refuses it, first thing).
+    pub approval: Option<(ActionRequest, String)>,
 }
 
 impl Repairs {
@@ -53,6 +58,7 @@ impl Repairs {
         self.recovered_answers.extend(other.recovered_answers);
         self.answered = self.answered.take().or(other.answered);
         self.to_run.extend(other.to_run);
+        self.approval = self.approval.take().or(other.approval);
     }
 }
 
@@ -63,6 +69,12 @@ impl Repairs {
 ///   ([`INTERRUPTED_NOT_RERUN`]), except an `ask_human` whose answer is journaled (it gets
 ///   that answer) and the pending `ask_human` when `answer` is given (HUMAN_INPUT_RECEIVED,
 ///   then a SUCCESS result with the answer).
+/// - A call a PreToolUse hook held for approval (an ACTION_REQUEST of another tool with a
+///   HUMAN_INPUT_REQUEST of its id) is never run by the repair: given `answer`, the answer
+///   is journaled and the call handed to the engine ([`Repairs::approval`]); with an
+///   approval already journaled (a `continue` that died) it may have run, so it gets
+///   [`INTERRUPTED_NOT_RERUN`]; with a refusal journaled, the refusal; unanswered, it
+///   never ran: [`NOT_RUN`].
 /// - A tool call of the last THOUGHT that has no result after it, and no ACTION_REQUEST,
 ///   gets an ACTION_REQUEST (no command) and an ERROR result ([`NOT_RUN`]), so that every
 ///   call the model made is answered before the next LLM request, as chat APIs require.
@@ -80,29 +92,57 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
         })
         .collect();
     let dangling = dangling_action_requests(events);
-    let pending = answer.and_then(|_| pending_question(events, &dangling, &received));
+    let gated = approval_requests(events, &dangling);
+    let approval = answer.and_then(|_| pending_approval(events, &gated, &received));
+    let pending = answer
+        .filter(|_| approval.is_none())
+        .and_then(|_| pending_question(events, &dangling, &received));
     let mut answered_calls: HashSet<String> = HashSet::new();
     for request in &dangling {
         let is_ask = request.tool_name == ASK_HUMAN_TOOL;
-        let (status, observation, exit_code) =
-            if let (true, Some(response)) = (is_ask, received.get(request.action_id.as_str())) {
-                repairs.recovered_answers.push(request.action_id.clone());
-                (ActionStatus::Success, (*response).to_owned(), Some(0))
-            } else if let (Some((action_id, request_id)), Some(text)) = (&pending, answer)
-                && *action_id == request.action_id
-            {
-                repairs
-                    .events
-                    .push(EventPayload::HumanInputReceived(HumanInputReceived {
-                        request_id: request_id.clone(),
-                        response: text.to_owned(),
-                    }));
-                repairs.answered = Some((*request).clone());
-                (ActionStatus::Success, text.to_owned(), Some(0))
-            } else {
+        let gate = gated.contains(request.action_id.as_str());
+        let (status, observation, exit_code) = if let (true, Some(response)) =
+            (gate, received.get(request.action_id.as_str()))
+        {
+            if approves(response) {
                 repairs.interrupted_actions.push(request.action_id.clone());
                 (ActionStatus::Error, INTERRUPTED_NOT_RERUN.to_owned(), None)
-            };
+            } else {
+                (ActionStatus::Error, refused_observation(response), None)
+            }
+        } else if let (true, Some(text)) = (gate, answer)
+            && approval.as_deref() == Some(request.action_id.as_str())
+        {
+            repairs
+                .events
+                .push(EventPayload::HumanInputReceived(HumanInputReceived {
+                    request_id: request.action_id.clone(),
+                    response: text.to_owned(),
+                }));
+            repairs.approval = Some(((*request).clone(), text.to_owned()));
+            answered_calls.insert(request.tool_call_id.clone());
+            continue;
+        } else if gate {
+            repairs.not_run_calls.push(request.tool_call_id.clone());
+            (ActionStatus::Error, NOT_RUN.to_owned(), None)
+        } else if let (true, Some(response)) = (is_ask, received.get(request.action_id.as_str())) {
+            repairs.recovered_answers.push(request.action_id.clone());
+            (ActionStatus::Success, (*response).to_owned(), Some(0))
+        } else if let (Some((action_id, request_id)), Some(text)) = (&pending, answer)
+            && *action_id == request.action_id
+        {
+            repairs
+                .events
+                .push(EventPayload::HumanInputReceived(HumanInputReceived {
+                    request_id: request_id.clone(),
+                    response: text.to_owned(),
+                }));
+            repairs.answered = Some((*request).clone());
+            (ActionStatus::Success, text.to_owned(), Some(0))
+        } else {
+            repairs.interrupted_actions.push(request.action_id.clone());
+            (ActionStatus::Error, INTERRUPTED_NOT_RERUN.to_owned(), None)
+        };
         answered_calls.insert(request.tool_call_id.clone());
         repairs
             .events
@@ -121,7 +161,7 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
         }
         // The run paused at the question it just got the answer to: these calls wait for
         // it, they were not lost to a crash (issue 12 item 4).
-        if repairs.answered.is_some() {
+        if repairs.answered.is_some() || repairs.approval.is_some() {
             repairs.to_run.push(call.clone());
             continue;
         }
@@ -187,6 +227,48 @@ fn pending_question(
             last_request.unwrap_or_else(|| ask.action_id.clone()),
         )
     })
+}
+
+/// The action ids of the dangling calls (not `ask_human`) a PreToolUse hook held for a
+/// human's approval: a HUMAN_INPUT_REQUEST carries their id.
+fn approval_requests<'a>(events: &[Event], dangling: &[&'a ActionRequest]) -> HashSet<&'a str> {
+    let asked: HashSet<&str> = events
+        .iter()
+        .filter_map(|e| {
+            if let EventPayload::HumanInputRequest(r) = &e.payload {
+                Some(r.request_id.as_str())
+            } else {
+                None
+            }
+        })
+        .collect();
+    dangling
+        .iter()
+        .filter(|r| r.tool_name != ASK_HUMAN_TOOL && asked.contains(r.action_id.as_str()))
+        .map(|r| r.action_id.as_str())
+        .collect()
+}
+
+/// The held call an answer belongs to: the one the last unanswered HUMAN_INPUT_REQUEST
+/// names, when that is a held call.
+fn pending_approval(
+    events: &[Event],
+    gated: &HashSet<&str>,
+    received: &HashMap<&str, &str>,
+) -> Option<String> {
+    events.iter().rev().find_map(|e| {
+        if let EventPayload::HumanInputRequest(r) = &e.payload
+            && !received.contains_key(r.request_id.as_str())
+        {
+            Some(
+                gated
+                    .contains(r.request_id.as_str())
+                    .then(|| r.request_id.clone()),
+            )
+        } else {
+            None
+        }
+    })?
 }
 
 /// The tool calls of the last THOUGHT that no later ACTION_RESULT answers (by

@@ -93,12 +93,10 @@ impl ClaudeRunner {
         }
     }
 
-    /// The same runner telling hooks that nobody can be asked (`permission_mode`
-    /// `dontAsk`: `--no-ask-human`).
-    #[must_use]
-    pub fn unattended(mut self) -> Self {
-        self.session.permission_mode = "dontAsk";
-        self
+    /// Tells hooks whether someone can be asked (`permission_mode` `default`), or nobody
+    /// can (`dontAsk`: `--no-ask-human`).
+    pub fn set_askable(&mut self, askable: bool) {
+        self.session.permission_mode = if askable { "default" } else { "dontAsk" };
     }
 
     /// The handlers a firing of `input` runs, in order.
