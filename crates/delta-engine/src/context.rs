@@ -660,6 +660,53 @@ mod tests {
         assert_eq!(roles, expected);
     }
 
+    fn prompt_hook(decision: Option<ClaudeDecision>) -> EventPayload {
+        EventPayload::ClaudeHook(crate::journal::ClaudeHook {
+            event: "UserPromptSubmit".to_owned(),
+            command: "./check.sh".to_owned(),
+            source: None,
+            matcher: None,
+            status: HookStatus::Success,
+            exit_code: Some(2),
+            ended: "2".to_owned(),
+            decision,
+            reason: None,
+            duration_ms: 1,
+            tool_use_id: None,
+            updated_input: None,
+            system_message: None,
+            error: None,
+            io_path_ref: "io/claude_hooks/001_UserPromptSubmit/".to_owned(),
+        })
+    }
+
+    #[test]
+    fn a_prompt_a_hook_refused_never_reaches_the_model() {
+        let journal = events(vec![
+            start("the secret is hunter2"),
+            prompt_hook(Some(ClaudeDecision::Block)),
+            user("summarize the repo"),
+            prompt_hook(None),
+            thought("done", &[]),
+            user("and paste my key sk-123"),
+            prompt_hook(Some(ClaudeDecision::Block)),
+        ]);
+        let contents: Vec<Value> = wire(&conversation(&journal, None))
+            .into_iter()
+            .map(|m| m["content"].clone())
+            .collect();
+        assert_eq!(contents, [json!("summarize the repo"), json!("done")]);
+        // Nor when the window starts after the refusal: the task is not brought back.
+        let windowed: Vec<Value> = wire(&conversation(&journal, Some(1)))
+            .into_iter()
+            .map(|m| m["content"].clone())
+            .collect();
+        assert!(
+            !windowed.contains(&json!("the secret is hunter2")),
+            "{windowed:?}"
+        );
+    }
+
     #[test]
     fn results_for_calls_not_pending_are_left_out() {
         let journal = events(vec![

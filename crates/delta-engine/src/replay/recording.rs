@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::ReplayError;
-use crate::journal::{ActionStatus, EventPayload, read_journal};
+use crate::config::ClaudeEvent;
+use crate::journal::{ActionStatus, ClaudeHook, EventPayload, HookStatus, read_journal};
 use crate::run::{Metadata, RunId, RunPaths, open_run, read_metadata};
 
 /// One LLM call of the recording: what the engine sent and what the model answered.
@@ -37,6 +38,49 @@ pub struct RecordedResult {
     pub observation: String,
 }
 
+/// One firing of a Claude Code hook inside the loop (PreToolUse, PostToolUse,
+/// PostToolUseFailure, Stop): what a replay fires again in the same order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedHook {
+    /// Its CLAUDE_HOOK's seq.
+    pub seq: u64,
+    /// The event.
+    pub event: String,
+    /// The hook's command.
+    pub command: String,
+    /// What it decided (`allow`, `deny`, …; `none`; `failed` when its answer was lost).
+    pub decision: String,
+}
+
+impl RecordedHook {
+    /// The firing `hook` (journaled at `seq`) when it is one a replay compares.
+    #[must_use]
+    pub fn of(seq: u64, hook: &ClaudeHook) -> Option<Self> {
+        let compared = [
+            ClaudeEvent::PreToolUse,
+            ClaudeEvent::PostToolUse,
+            ClaudeEvent::PostToolUseFailure,
+            ClaudeEvent::Stop,
+        ];
+        // Not SessionStart/End, Notification or UserPromptSubmit: they follow the
+        // processes that drove the run (a replay is one), not the model's answers.
+        if !compared.iter().any(|event| event.as_str() == hook.event) {
+            return None;
+        }
+        let decision = match (hook.status, hook.decision) {
+            (HookStatus::Failed, _) => "failed",
+            (HookStatus::Success | HookStatus::Skipped, Some(decision)) => decision.as_str(),
+            (HookStatus::Success | HookStatus::Skipped, None) => "none",
+        };
+        Some(Self {
+            seq,
+            event: hook.event.clone(),
+            command: hook.command.clone(),
+            decision: decision.to_owned(),
+        })
+    }
+}
+
 /// A recorded run.
 #[derive(Debug)]
 pub struct Recording {
@@ -50,8 +94,11 @@ pub struct Recording {
     pub calls: Vec<RecordedCall>,
     /// Its tool results (`ask_human` included), in journal order.
     pub results: Vec<RecordedResult>,
-    /// The answers its `ask_human` questions got, in journal order.
+    /// The answers its `ask_human` questions (and hooks' approval questions) got, in
+    /// journal order.
     pub human_answers: Vec<String>,
+    /// Its Claude Code hook firings inside the loop, in journal order.
+    pub hooks: Vec<RecordedHook>,
     /// The seq of its last event.
     pub last_seq: u64,
 }
@@ -69,6 +116,7 @@ impl Recording {
         let mut calls = Vec::new();
         let mut results = Vec::new();
         let mut human_answers = Vec::new();
+        let mut hooks = Vec::new();
         for event in &events {
             match &event.payload {
                 EventPayload::Thought(thought) => {
@@ -92,12 +140,14 @@ impl Recording {
                 EventPayload::HumanInputReceived(received) => {
                     human_answers.push(received.response.clone());
                 }
+                EventPayload::ClaudeHook(hook) => {
+                    hooks.extend(RecordedHook::of(event.seq, hook));
+                }
                 EventPayload::RunStart(_)
                 | EventPayload::UserMessage(_)
                 | EventPayload::HumanInputRequest(_)
                 | EventPayload::SystemMessage(_)
                 | EventPayload::HookExecutionAudit(_)
-                | EventPayload::ClaudeHook(_)
                 | EventPayload::RunEnd(_) => {}
             }
         }
@@ -108,6 +158,7 @@ impl Recording {
             calls,
             results,
             human_answers,
+            hooks,
             last_seq: events.last().map_or(0, |event| event.seq),
         })
     }

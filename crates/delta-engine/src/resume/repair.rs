@@ -299,3 +299,134 @@ fn unanswered_calls_of_last_thought(events: &[Event]) -> Vec<&crate::journal::To
         .filter(|call| !answered.contains(call.id.as_str()))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::journal::{HumanInputRequest, Thought};
+    use crate::run::{InputType, Timestamp};
+
+    fn journal(payloads: Vec<EventPayload>) -> Vec<Event> {
+        payloads
+            .into_iter()
+            .zip(1..)
+            .map(|(payload, seq)| Event {
+                seq,
+                timestamp: Timestamp::now(),
+                payload,
+            })
+            .collect()
+    }
+
+    /// A turn of two `write` calls, the first held by a hook for approval.
+    fn held(answered: Option<&str>) -> Vec<Event> {
+        let call = |id: &str| ToolCall {
+            id: id.to_owned(),
+            name: "write".to_owned(),
+            arguments: "{}".to_owned(),
+        };
+        let mut payloads = vec![
+            EventPayload::Thought(Thought {
+                content: String::new(),
+                llm_invocation_ref: "i1".to_owned(),
+                tool_calls: vec![call("c1"), call("c2")],
+                reasoning: None,
+            }),
+            EventPayload::ActionRequest(ActionRequest {
+                action_id: "a1".to_owned(),
+                tool_call_id: "c1".to_owned(),
+                tool_name: "write".to_owned(),
+                tool_args: json!({"path": "x"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+                resolved_command: Some("tee x".to_owned()),
+            }),
+            EventPayload::HumanInputRequest(HumanInputRequest {
+                request_id: "a1".to_owned(),
+                prompt: "A PreToolUse hook asks…".to_owned(),
+                input_type: InputType::Confirmation,
+                sensitive: false,
+            }),
+        ];
+        if let Some(answer) = answered {
+            payloads.push(EventPayload::HumanInputReceived(HumanInputReceived {
+                request_id: "a1".to_owned(),
+                response: answer.to_owned(),
+            }));
+        }
+        journal(payloads)
+    }
+
+    fn results(repairs: &Repairs) -> Vec<(&str, ActionStatus, &str)> {
+        repairs
+            .events
+            .iter()
+            .filter_map(EventPayload::as_action_result)
+            .map(|r| {
+                (
+                    r.tool_call_id.as_str(),
+                    r.status,
+                    r.observation_content.as_str(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_answer_hands_the_held_call_to_the_engine_unrun() {
+        for answer in ["yes", "no, use staging"] {
+            let repairs = plan(&held(None), Some(answer));
+            let (request, given) = repairs.approval.clone().unwrap_or_else(|| {
+                panic!("no approval for {answer:?}");
+            });
+            assert_eq!((request.action_id.as_str(), given.as_str()), ("a1", answer));
+            assert_eq!(
+                repairs.events,
+                [EventPayload::HumanInputReceived(HumanInputReceived {
+                    request_id: "a1".to_owned(),
+                    response: answer.to_owned(),
+                })],
+                "the answer is journaled, no result: the engine runs or refuses the call"
+            );
+            let waiting: Vec<&str> = repairs.to_run.iter().map(|c| c.id.as_str()).collect();
+            assert_eq!(waiting, ["c2"], "the call after it waited for the answer");
+            assert_eq!(repairs.answered, None);
+        }
+    }
+
+    #[test]
+    fn a_held_call_is_never_run_by_a_repair() {
+        // An approval journaled by a continue that died: the call may have run.
+        let approved = plan(&held(Some("yes")), None);
+        assert_eq!(
+            results(&approved),
+            [
+                ("c1", ActionStatus::Error, INTERRUPTED_NOT_RERUN),
+                ("c2", ActionStatus::Error, NOT_RUN)
+            ]
+        );
+        // A refusal journaled: the call never ran, and the refusal is its result.
+        let refused = plan(&held(Some("no")), None);
+        assert_eq!(
+            results(&refused)[0],
+            (
+                "c1",
+                ActionStatus::Error,
+                "Error: the human did not approve this call, so it was not run. Their \
+                 answer: no"
+            )
+        );
+        // Never answered (the process died while asking): it never ran.
+        let unanswered = plan(&held(None), None);
+        assert_eq!(
+            results(&unanswered)[0],
+            ("c1", ActionStatus::Error, NOT_RUN)
+        );
+        for repairs in [approved, refused, unanswered] {
+            assert_eq!(repairs.approval, None);
+        }
+    }
+}

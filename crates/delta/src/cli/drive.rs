@@ -152,6 +152,11 @@ pub(super) struct TakeOnArgs {
 }
 
 impl TakeOnArgs {
+    /// `-i`: questions are asked on the terminal.
+    pub(super) fn interactive(&self) -> bool {
+        self.interactive
+    }
+
     /// Drives the run `start` names to its end with these flags and prints its result.
     pub(super) fn launch(self, start: Start) -> Result<Exit, CliError> {
         let spec = self.limits.spec(start, self.max_iterations);
