@@ -202,8 +202,20 @@ pub(crate) fn load_hooks_json(home: &Path) -> Result<(ClaudeHooks, Vec<String>),
         return Ok((ClaudeHooks::default(), Vec::new()));
     }
     let text = super::yaml::read(&file)?;
-    let parsed: ClaudeHooksJson = serde_json::from_str(&text).map_err(|error| {
-        let mut config = ConfigError::new(&file, format!("invalid hooks.json: {error}")).help(
+    parse_hooks_json(&text, &file)
+}
+
+/// Parses and validates the text of a `hooks.json` read from `file`: its hooks, and the
+/// warnings they raise (events Delta never fires).
+///
+/// # Errors
+/// The text is not JSON of the documented shape, or a hook cannot be run as written.
+pub fn parse_hooks_json(
+    text: &str,
+    file: &Path,
+) -> Result<(ClaudeHooks, Vec<String>), ConfigError> {
+    let parsed: ClaudeHooksJson = serde_json::from_str(text).map_err(|error| {
+        let mut config = ConfigError::new(file, format!("invalid hooks.json: {error}")).help(
             "hooks.json holds {\"hooks\": {EVENT: [{\"matcher\": \"...\", \"hooks\": \
              [{\"type\": \"command\", \"command\": \"...\"}]}]}} (copy the `hooks` object of \
              a Claude Code settings file); docs/hooks.md lists the fields Delta reads",
@@ -217,7 +229,7 @@ pub(crate) fn load_hooks_json(home: &Path) -> Result<(ClaudeHooks, Vec<String>),
     if parsed.disable_all_hooks {
         return Ok((ClaudeHooks::default(), Vec::new()));
     }
-    validate(&parsed.hooks, &file, ClaudeSource::HooksJson, "hooks")
+    validate(&parsed.hooks, file, ClaudeSource::HooksJson, "hooks")
 }
 
 /// Validates Claude Code hooks read from `file` (`prefix`: where the event map is in it).

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 pub use agent::{AgentFile, LlmConfig, Pricing, parse_agent_yaml};
 pub use claude_hooks::{
     CLAUDE_DEFAULT_TIMEOUT, ClaudeCommand, ClaudeHandler, ClaudeHooks, ClaudeSource, HOOKS_JSON,
-    Matcher,
+    Matcher, parse_hooks_json,
 };
 pub use context::{ContextManifest, ContextSource, Generator, load_context, parse_context_yaml};
 pub use error::ConfigError;

@@ -203,6 +203,20 @@ impl Test {
         command
     }
 
+    /// A follow-up invocation in the same temp directory, for an invocation that was
+    /// spawned (not run): arguments, environment and stdin reset, as [`Run::then`].
+    #[allow(dead_code, reason = "shared with the hooks suite, its only user")]
+    pub fn then(self) -> Test {
+        let current_dir = self.dir.path().to_path_buf();
+        Test {
+            dir: self.dir,
+            current_dir,
+            args: Vec::new(),
+            env: Vec::new(),
+            stdin: Stdin::Closed,
+        }
+    }
+
     /// Run delta to completion and capture its exit code and output.
     pub fn run(self) -> Run {
         let mut command = self.command();
