@@ -180,6 +180,16 @@ fn a_journal_line_without_seq_fails_every_run_with_a_journal() {
         "mcp-timeout-is-an-observation",
         "mcp-tool-faults-are-observations",
     ];
+    // The Claude Code hook scenarios (issue 28) are extension as a whole too.
+    let extensions: Vec<&str> = extensions
+        .into_iter()
+        .chain(
+            names
+                .iter()
+                .map(String::as_str)
+                .filter(|n| n.starts_with("claude-hooks-")),
+        )
+        .collect();
     check("drop-seq.sh", &must_fail, &extensions);
 }
 
@@ -210,8 +220,12 @@ fn exit_zero_on_failure_fails_the_failure_scenarios() {
             "replay-reports-the-first-divergence",
             "run-id-reuse-refused",
             "recorded-llama-cpp-smollm2",
+            "claude-hooks-continue-false",
+            "claude-hooks-prompt-blocked",
         ],
         &[
+            "claude-hooks-continue-false",
+            "claude-hooks-prompt-blocked",
             "budget-tokens-stops-and-resumes",
             "output-schema-repair-and-violation",
             "stream-jsonl-failure-paths",
@@ -277,8 +291,16 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
             "recorded-ask-continue-fail",
             "recorded-hello-world",
             "recorded-llama-cpp-smollm2",
+            "claude-hooks-ask-continue-yes",
+            "claude-hooks-continue-false",
+            "claude-hooks-defer-pauses",
+            "claude-hooks-prompt-blocked",
         ],
         &[
+            "claude-hooks-ask-continue-yes",
+            "claude-hooks-continue-false",
+            "claude-hooks-defer-pauses",
+            "claude-hooks-prompt-blocked",
             "recorded-ask-continue-fail",
             "recorded-hello-world",
             "recorded-llama-cpp-smollm2",
@@ -308,7 +330,8 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
     );
 }
 
-/// hooks.yaml ignored: every hook scenario fails, and no other.
+/// hooks.yaml ignored: every hook scenario fails, and no other; of the Claude Code hook
+/// scenarios (hooks.json), the one with a hook in hooks.yaml's `claude_hooks:` too.
 #[test]
 fn an_engine_without_hooks_fails_the_hook_scenarios() {
     let names = scenarios_without_tag(Some("slow"));
@@ -316,14 +339,16 @@ fn an_engine_without_hooks_fails_the_hook_scenarios() {
         .iter()
         .map(String::as_str)
         .filter(|name| name.starts_with("hooks-"))
+        .chain(["claude-hooks-updated-input-stacked"])
         .collect();
-    assert_eq!(must_fail.len(), 7);
+    assert_eq!(must_fail.len(), 8);
     check(
         "no-hooks.sh",
         &must_fail,
         &[
             "hooks-failing-hooks-never-fail-the-run",
             "hooks-pre-tool-execution-skip",
+            "claude-hooks-updated-input-stacked",
         ],
     );
 }

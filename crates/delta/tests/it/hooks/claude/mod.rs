@@ -5,7 +5,7 @@
 //! exports and replay; the runner's environment and timeout; docs/hooks.md's examples.
 
 mod approval;
-
+mod docs;
 mod example;
 mod runner;
 mod scripts;
