@@ -74,9 +74,18 @@ async fn rule(runner: &mut ClaudeRunner, input: &ClaudeInput) -> Ruling {
     for handler in handlers {
         let tool_input = ruling.tool_input.clone();
         let firing = runner
-            .fire(&handler, input, tool_input.as_ref(), std::future::pending::<()>())
+            .fire(
+                &handler,
+                input,
+                tool_input.as_ref(),
+                std::future::pending::<()>(),
+            )
             .await;
-        ruling.absorb(firing.reply.unwrap_or_else(|e| panic!("{}: {e}", handler.place)));
+        ruling.absorb(
+            firing
+                .reply
+                .unwrap_or_else(|e| panic!("{}: {e}", handler.place)),
+        );
     }
     ruling
 }
@@ -121,7 +130,11 @@ async fn every_decision_example_decides_what_its_heading_says() {
         let mut runner = ClaudeRunner::new(hooks, &fx.paths, &fx.agent, OutputPolicy::default());
         match heading {
             "Deny with exit 2" => {
-                let ruling = rule(&mut runner, &tool("Bash", json!({"command": "rm -rf build"}))).await;
+                let ruling = rule(
+                    &mut runner,
+                    &tool("Bash", json!({"command": "rm -rf build"})),
+                )
+                .await;
                 assert_eq!(
                     decided(&ruling),
                     (
@@ -144,7 +157,10 @@ async fn every_decision_example_decides_what_its_heading_says() {
                 );
             }
             "Allow and rewrite the input" => {
-                let input = tool("Bash", json!({"command": "pip install requests", "description": "deps"}));
+                let input = tool(
+                    "Bash",
+                    json!({"command": "pip install requests", "description": "deps"}),
+                );
                 let ruling = rule(&mut runner, &input).await;
                 assert_eq!(ruling.decision, Some(ClaudeDecision::Allow));
                 assert_eq!(
@@ -155,12 +171,22 @@ async fn every_decision_example_decides_what_its_heading_says() {
                 );
             }
             "Ask a human" => {
-                let ruling = rule(&mut runner, &tool("Bash", json!({"command": "./deploy.sh"}))).await;
-                assert_eq!(decided(&ruling), (Some(ClaudeDecision::Ask), "a deploy".to_owned()));
+                let ruling = rule(
+                    &mut runner,
+                    &tool("Bash", json!({"command": "./deploy.sh"})),
+                )
+                .await;
+                assert_eq!(
+                    decided(&ruling),
+                    (Some(ClaudeDecision::Ask), "a deploy".to_owned())
+                );
             }
             "Defer to a human" => {
                 let input = tool("Bash", json!({"command": "./manage.py migrate"}));
-                assert_eq!(rule(&mut runner, &input).await.decision, Some(ClaudeDecision::Defer));
+                assert_eq!(
+                    rule(&mut runner, &input).await.decision,
+                    Some(ClaudeDecision::Defer)
+                );
             }
             "Add context" => {
                 let start = ClaudeInput::SessionStart {
@@ -175,7 +201,10 @@ async fn every_decision_example_decides_what_its_heading_says() {
                 let prompt = ClaudeInput::UserPromptSubmit {
                     prompt: "Fix the bug.".to_owned(),
                 };
-                assert_eq!(rule(&mut runner, &prompt).await.context, ["Open issues: #12, #14"]);
+                assert_eq!(
+                    rule(&mut runner, &prompt).await.context,
+                    ["Open issues: #12, #14"]
+                );
             }
             "Refuse a prompt" => {
                 let prompt = ClaudeInput::UserPromptSubmit {
@@ -197,7 +226,11 @@ async fn every_decision_example_decides_what_its_heading_says() {
                 let input = posted("Write", json!({"file_path": "a.json", "content": "{"}));
                 let ruling = rule(&mut runner, &input).await;
                 assert_eq!(ruling.decision, Some(ClaudeDecision::Block));
-                assert!(ruling.reason().starts_with("a.json is not valid JSON: "), "{}", ruling.reason());
+                assert!(
+                    ruling.reason().starts_with("a.json is not valid JSON: "),
+                    "{}",
+                    ruling.reason()
+                );
             }
             "Send the model back before it stops" => {
                 let stop = |active| ClaudeInput::Stop {
