@@ -202,9 +202,17 @@ impl ActiveRun {
             model: agent.llm.model.clone(),
             max_iterations: self.metadata.max_iterations,
         });
-        let looped = match self.start_mcp(agent, observer, &mut shutdown).await {
-            Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,
-            Err(stop) => Ok(stop),
+        // SessionStart and UserPromptSubmit first: a refused prompt needs no MCP server.
+        let looped = match self
+            .claude_start(&agent.llm.model, observer, &mut shutdown)
+            .await
+        {
+            Err(error) => Err(error),
+            Ok(Some(stop)) => Ok(stop),
+            Ok(None) => match self.start_mcp(agent, observer, &mut shutdown).await {
+                Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,
+                Err(stop) => Ok(stop),
+            },
         };
         self.stop_mcp(observer).await;
         let stop = match looped {
@@ -239,12 +247,6 @@ impl ActiveRun {
         let mut done = 0;
         // Whether the previous answer was a final answer cut by the token limit.
         let mut cut_before = false;
-        if let Some(stop) = self
-            .claude_start(&agent.llm.model, observer, shutdown)
-            .await?
-        {
-            return Ok(stop);
-        }
         if let Some((request, result)) = self.answered.take() {
             let call = ToolCallInfo {
                 action_id: &request.action_id,
