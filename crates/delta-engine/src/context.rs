@@ -499,7 +499,7 @@ impl Pending {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::{Value, json};
 
     /// Builds `manifest` with the agent home, workspace and journal all in `dir`.
@@ -528,7 +528,7 @@ mod tests {
     use crate::run::{RunId, Timestamp};
 
     /// `payloads` as a journal: seq from 1, timestamped now.
-    pub(super) fn events(payloads: Vec<EventPayload>) -> Vec<Event> {
+    pub(crate) fn events(payloads: Vec<EventPayload>) -> Vec<Event> {
         payloads
             .into_iter()
             .zip(1..)

@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use super::Content;
-use crate::journal::{ActionStatus, Event, EventPayload};
+use crate::journal::{ActionStatus, Event, EventPayload, HookStatus};
 use crate::run::{RunStatus, Timestamp};
 use crate::trajectory::{Iteration, ToolStep, Trajectory};
 
@@ -249,13 +249,7 @@ fn span_event(event: &Event, content: Content) -> Option<Value> {
             "delta.hook",
             vec![
                 string("delta.hook.name", &hook.hook_name),
-                string(
-                    "delta.hook.status",
-                    serde_json::to_value(hook.status)
-                        .ok()?
-                        .as_str()
-                        .unwrap_or_default(),
-                ),
+                string("delta.hook.status", &hook_status_name(hook.status)?),
                 string("delta.hook.io_path_ref", &hook.io_path_ref),
             ],
         ),
@@ -264,13 +258,7 @@ fn span_event(event: &Event, content: Content) -> Option<Value> {
                 string("delta.hook.name", &hook.event),
                 string("delta.hook.protocol", "claude"),
                 string("delta.hook.command", content.text(&hook.command)),
-                string(
-                    "delta.hook.status",
-                    serde_json::to_value(hook.status)
-                        .ok()?
-                        .as_str()
-                        .unwrap_or_default(),
-                ),
+                string("delta.hook.status", &hook_status_name(hook.status)?),
                 string("delta.hook.ended", &hook.ended),
                 int("delta.hook.duration_ms", hook.duration_ms),
                 string("delta.hook.io_path_ref", &hook.io_path_ref),
@@ -387,6 +375,14 @@ fn nanos(time: Timestamp) -> String {
 
 fn attr(key: &str, value: Value) -> Value {
     json!({"key": key, "value": value})
+}
+
+/// A hook's status as journaled (`SUCCESS`, `FAILED`, `SKIPPED`).
+fn hook_status_name(status: HookStatus) -> Option<String> {
+    serde_json::to_value(status)
+        .ok()?
+        .as_str()
+        .map(str::to_owned)
 }
 
 fn string(key: &str, value: &str) -> Value {

@@ -305,20 +305,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::context::tests::events as journal;
     use crate::journal::{HumanInputRequest, Thought};
-    use crate::run::{InputType, Timestamp};
-
-    fn journal(payloads: Vec<EventPayload>) -> Vec<Event> {
-        payloads
-            .into_iter()
-            .zip(1..)
-            .map(|(payload, seq)| Event {
-                seq,
-                timestamp: Timestamp::now(),
-                payload,
-            })
-            .collect()
-    }
+    use crate::run::InputType;
 
     /// A turn of two `write` calls, the first held by a hook for approval.
     fn held(answered: Option<&str>) -> Vec<Event> {

@@ -103,14 +103,7 @@ impl Test {
             .prefix("delta-test-")
             .tempdir()
             .expect("create a temp directory");
-        let current_dir = dir.path().to_path_buf();
-        Test {
-            dir,
-            current_dir,
-            args: Vec::new(),
-            env: Vec::new(),
-            stdin: Stdin::Closed,
-        }
+        Test::in_dir(dir)
     }
 
     /// The temp directory the test owns.
@@ -207,9 +200,14 @@ impl Test {
     /// spawned (not run): arguments, environment and stdin reset, as [`Run::then`].
     #[allow(dead_code, reason = "shared with the hooks suite, its only user")]
     pub fn then(self) -> Test {
-        let current_dir = self.dir.path().to_path_buf();
+        Test::in_dir(self.dir)
+    }
+
+    /// A fresh invocation in `dir`: no arguments, stdin closed.
+    fn in_dir(dir: TempDir) -> Test {
+        let current_dir = dir.path().to_path_buf();
         Test {
-            dir: self.dir,
+            dir,
             current_dir,
             args: Vec::new(),
             env: Vec::new(),
@@ -355,14 +353,7 @@ impl Run {
     /// environment and stdin reset), e.g. `init` then `tool expand`, or `run` then
     /// `continue`.
     pub fn then(self) -> Test {
-        let current_dir = self.dir.path().to_path_buf();
-        Test {
-            dir: self.dir,
-            current_dir,
-            args: Vec::new(),
-            env: Vec::new(),
-            stdin: Stdin::Closed,
-        }
+        Test::in_dir(self.dir)
     }
 
     /// Read a file the run left behind, relative to the temp directory.

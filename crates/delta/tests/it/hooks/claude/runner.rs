@@ -4,7 +4,7 @@
 //! open), and configurations Delta refuses or warns about.
 
 use delta_engine::config::parse_hooks_json;
-use delta_engine::hooks::claude::{ClaudeInput, ClaudeRunner, ToolUse};
+use delta_engine::hooks::claude::{ClaudeInput, ClaudeRunner, Firing, ToolUse};
 use delta_engine::journal::HookStatus;
 use delta_engine::process::OutputPolicy;
 use serde_json::{Value, json};
@@ -18,6 +18,16 @@ fn runner(fx: &Fixture, hooks_json: &Value) -> ClaudeRunner {
         parse_hooks_json(&hooks_json.to_string(), &fx.agent.join("hooks.json")).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     ClaudeRunner::new(hooks, &fx.paths, &fx.agent, OutputPolicy::default())
+}
+
+/// Runs the one PreToolUse hook of `hooks_json` on a Bash call, as the engine would.
+async fn fire_once(fx: &Fixture, hooks_json: &Value) -> Firing {
+    let mut runner = runner(fx, hooks_json);
+    let input = bash_call();
+    let handler = &runner.handlers(&input)[0];
+    runner
+        .fire(handler, &input, None, std::future::pending::<()>())
+        .await
 }
 
 fn bash_call() -> ClaudeInput {
@@ -40,13 +50,7 @@ fn one(command: &str, extra: Value) -> Value {
 async fn a_hook_sees_the_project_never_the_api_key_unless_configured() {
     let fx = Fixture::new();
     let dump = "pwd > where.txt; env > env.txt; cat > stdin.json";
-    let hooks = one(dump, json!({}));
-    let mut runner = runner(&fx, &hooks);
-    let input = bash_call();
-    let handler = &runner.handlers(&input)[0];
-    let firing = runner
-        .fire(handler, &input, None, std::future::pending::<()>())
-        .await;
+    let firing = fire_once(&fx, &one(dump, json!({}))).await;
     assert_eq!(
         firing.record.status,
         HookStatus::Success,
@@ -107,13 +111,7 @@ fn pass_api_key_hands_the_key_to_that_hook_only() {
 async fn a_timeout_kills_the_hook_and_its_children_and_fails_open() {
     let fx = Fixture::new();
     let hang = "sleep 300 & echo $! > child.pid; echo '{\"hookSpecificOutput\": {\"permissionDecision\": \"deny\"}}'; wait";
-    let hooks = one(hang, json!({"timeout": 0.5}));
-    let mut runner = runner(&fx, &hooks);
-    let input = bash_call();
-    let handler = &runner.handlers(&input)[0];
-    let firing = runner
-        .fire(handler, &input, None, std::future::pending::<()>())
-        .await;
+    let firing = fire_once(&fx, &one(hang, json!({"timeout": 0.5}))).await;
     assert_eq!(firing.record.status, HookStatus::Failed);
     assert_eq!(firing.record.ended, "timeout");
     assert_eq!(firing.record.exit_code, None);

@@ -18,6 +18,16 @@ const SCRIPT: &str = "mode: sequential\nsteps:\n\
      - message: {content: 'Done.'}\n\
      - message: {content: 'Done. Changed nothing.'}\n";
 
+/// Runs the agent with [`hooks`] as run `r1` of `ws`.
+fn recorded(test: Test, mock: &mock_llm::MockServer) -> crate::support::harness::Run {
+    delta(agent(test, &hooks()), mock)
+        .args([
+            "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
+        ])
+        .run()
+        .code(0)
+}
+
 fn hooks() -> Value {
     json!({"hooks": {
         "PreToolUse": [group(Some("Bash"), &[script("block-dangerous.sh", "")])],
@@ -86,12 +96,7 @@ fn every_firing_is_journaled_and_streamed() {
 #[test]
 fn view_and_exports_show_the_firings() {
     let mock = mock(SCRIPT);
-    let run = delta(agent(Test::new(), &hooks()), &mock)
-        .args([
-            "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
-        ])
-        .run()
-        .code(0);
+    let run = recorded(Test::new(), &mock);
     let run = delta(run.then(), &mock)
         .args(["view", "--run-id", "r1", "-w", "ws", "-o", "page.html"])
         .run()
@@ -176,12 +181,7 @@ fn named<'a>(value: &'a Value, name: &str, found: &mut Vec<&'a Value>) {
 #[test]
 fn replay_reruns_hooks_and_reports_a_changed_decision() {
     let mock = mock(SCRIPT);
-    let run = delta(agent(Test::new(), &hooks()), &mock)
-        .args([
-            "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
-        ])
-        .run()
-        .code(0);
+    let run = recorded(Test::new(), &mock);
     let run = delta(run.then(), &mock)
         .args(["replay", "--run-id", "r1", "-w", "ws", "--new-run-id", "r2"])
         .args(["--format", "json"])
@@ -229,13 +229,7 @@ fn replay_reruns_hooks_and_reports_a_changed_decision() {
 fn seed_and_claude_hooks_in_one_agent() {
     let mock = mock(SCRIPT);
     let seed = "pre_tool_execution:\n  command: [sh, -c, \"echo seed >> seed.log\"]\n";
-    let test = agent(Test::new(), &hooks()).file("agent/hooks.yaml", seed);
-    let run = delta(test, &mock)
-        .args([
-            "run", "--agent", "agent", "-w", "ws", "--run-id", "r1", "-m", "go",
-        ])
-        .run()
-        .code(0);
+    let run = recorded(Test::new().file("agent/hooks.yaml", seed), &mock);
     let files = run_files(&run.path().join("ws"), "r1");
     settled(&files, "COMPLETED");
     // The seed hook runs for both calls (the denied one too, after its ACTION_REQUEST),
