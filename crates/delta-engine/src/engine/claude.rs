@@ -251,6 +251,10 @@ impl ActiveRun {
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
     ) -> Result<StopHook, EngineError> {
+        // stop_hook_active reads the journal: only when a Stop hook will read it.
+        if !self.claude.fires(ClaudeEvent::Stop) {
+            return Ok(StopHook::Complete);
+        }
         let input = ClaudeInput::Stop {
             stop_hook_active: self.stop_hook_active()?,
             last_assistant_message: answer.to_owned(),

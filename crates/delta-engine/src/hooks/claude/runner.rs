@@ -99,6 +99,12 @@ impl ClaudeRunner {
         self.session.permission_mode = if askable { "default" } else { "dontAsk" };
     }
 
+    /// Whether any hook is configured for `event` (whatever its matcher).
+    #[must_use]
+    pub fn fires(&self, event: crate::config::ClaudeEvent) -> bool {
+        self.hooks.iter().any(|handler| handler.event == event)
+    }
+
     /// The handlers a firing of `input` runs, in order.
     #[must_use]
     pub fn handlers(&self, input: &ClaudeInput) -> Vec<ClaudeHandler> {
