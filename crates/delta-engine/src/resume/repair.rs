@@ -288,8 +288,9 @@ fn pending_question(
     })
 }
 
-/// The action ids of the dangling calls (not `ask_human`) a PreToolUse hook held for a
-/// human's approval: a HUMAN_INPUT_REQUEST carries their id.
+/// The action ids of the dangling calls a PreToolUse hook held for a human's approval: a
+/// HUMAN_INPUT_REQUEST carries their id. Not `ask_human`, nor an agent call, whose id a
+/// question relayed from its sub-agent carries.
 fn approval_requests<'a>(events: &[Event], dangling: &[&'a ActionRequest]) -> HashSet<&'a str> {
     let asked: HashSet<&str> = events
         .iter()
@@ -303,7 +304,11 @@ fn approval_requests<'a>(events: &[Event], dangling: &[&'a ActionRequest]) -> Ha
         .collect();
     dangling
         .iter()
-        .filter(|r| r.tool_name != ASK_HUMAN_TOOL && asked.contains(r.action_id.as_str()))
+        .filter(|r| {
+            r.tool_name != ASK_HUMAN_TOOL
+                && r.subagent.is_none()
+                && asked.contains(r.action_id.as_str())
+        })
         .map(|r| r.action_id.as_str())
         .collect()
 }

@@ -541,24 +541,6 @@ fn double(key: &str, value: f64) -> KeyValue {
     attr(key, AnyValueKind::DoubleValue(value))
 }
 
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-
-    #[test]
-    fn a_recorded_trace_id_is_used_as_is_and_others_are_refused() {
-        assert_eq!(
-            parse_hex16("0123456789abcdef0123456789abcdef").unwrap()[0],
-            0x01
-        );
-        for bad in ["", "00000000000000000000000000000000", "xyz", "0123"] {
-            assert_eq!(parse_hex16(bad), None, "{bad}");
-        }
-    }
-}
-
 /// OpenTelemetry's GenAI cache attributes (`gen_ai.usage.cache_read.input_tokens`,
 /// `gen_ai.usage.cache_creation.input_tokens`, both part of `gen_ai.usage.input_tokens`),
 /// when the provider cached anything.
@@ -588,4 +570,22 @@ fn hook_status_name(status: HookStatus) -> Option<String> {
         .ok()?
         .as_str()
         .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_recorded_trace_id_is_used_as_is_and_others_are_refused() {
+        assert_eq!(
+            parse_hex16("0123456789abcdef0123456789abcdef").unwrap()[0],
+            0x01
+        );
+        for bad in ["", "00000000000000000000000000000000", "xyz", "0123"] {
+            assert_eq!(parse_hex16(bad), None, "{bad}");
+        }
+    }
 }
