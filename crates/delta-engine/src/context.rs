@@ -15,6 +15,7 @@
 mod budget;
 pub mod tokens;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -22,8 +23,9 @@ pub use budget::ContextReport;
 use budget::{Conversation, Part, cut_text, cut_to, fit};
 use tokens::BYTES_PER_TOKEN;
 
+use crate::config::ClaudeEvent;
 use crate::config::{ContextManifest, ContextSource, Generator, OnMissing};
-use crate::journal::{ActionStatus, Event, EventPayload, Thought};
+use crate::journal::{ActionStatus, ClaudeDecision, Event, EventPayload, HookStatus, Thought};
 use crate::llm::{AssistantMessage, ChatMessage, ToolCall};
 use crate::process::{OutputPolicy, ProcessError, ProcessOptions, run_process};
 use crate::quote::command_line;
@@ -189,9 +191,11 @@ pub async fn build_context(
                 }
             }
             ContextSource::Journal { max_iterations, .. } => {
-                let has_task = events
-                    .iter()
-                    .any(|event| matches!(event.payload, EventPayload::RunStart(_)));
+                let refused = refused_prompts(events);
+                let has_task = events.iter().any(|event| {
+                    matches!(event.payload, EventPayload::RunStart(_))
+                        && !refused.contains(&event.seq)
+                });
                 parts.push(Part::Journal(Conversation::new(
                     conversation(events, *max_iterations),
                     has_task,
@@ -409,10 +413,13 @@ fn excerpt(text: &str) -> String {
 /// being a THOUGHT, its results, and the user or system messages just before it.
 pub fn conversation(events: &[Event], max_iterations: Option<u32>) -> Vec<ChatMessage> {
     let start = window_start(events, max_iterations);
+    let refused = refused_prompts(events);
     let mut messages = Vec::new();
     let mut pending = Pending::default();
     let task = events.iter().take(start).find_map(|event| {
-        if let EventPayload::RunStart(run_start) = &event.payload {
+        if let EventPayload::RunStart(run_start) = &event.payload
+            && !refused.contains(&event.seq)
+        {
             Some(run_start.task.as_str())
         } else {
             None
@@ -423,6 +430,8 @@ pub fn conversation(events: &[Event], max_iterations: Option<u32>) -> Vec<ChatMe
     }
     for event in &events[start..] {
         match &event.payload {
+            EventPayload::RunStart(_) | EventPayload::UserMessage(_)
+                if refused.contains(&event.seq) => {}
             EventPayload::RunStart(run_start) => {
                 pending.close(&mut messages);
                 messages.push(ChatMessage::user(run_start.task.clone()));
@@ -455,11 +464,35 @@ pub fn conversation(events: &[Event], max_iterations: Option<u32>) -> Vec<ChatMe
             | EventPayload::HumanInputRequest(_)
             | EventPayload::HumanInputReceived(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_) => {}
         }
     }
     pending.close(&mut messages);
     messages
+}
+
+/// The seqs of the prompts (the task, user messages) a Claude Code UserPromptSubmit hook
+/// refused: each refusal is of the last prompt journaled before it. A refused prompt never
+/// reaches the model, in this request or any later one.
+fn refused_prompts(events: &[Event]) -> HashSet<u64> {
+    let mut refused = HashSet::new();
+    let mut last_prompt = None;
+    for event in events {
+        if matches!(
+            event.payload,
+            EventPayload::RunStart(_) | EventPayload::UserMessage(_)
+        ) {
+            last_prompt = Some(event.seq);
+        } else if let EventPayload::ClaudeHook(hook) = &event.payload
+            && hook.event == ClaudeEvent::UserPromptSubmit.as_str()
+            && hook.status == HookStatus::Success
+            && hook.decision == Some(ClaudeDecision::Block)
+        {
+            refused.extend(last_prompt);
+        }
+    }
+    refused
 }
 
 /// Index of the first event inside the `max_iterations` window (0 when there is none).
@@ -560,7 +593,7 @@ impl Pending {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::{Value, json};
 
     /// Builds `manifest` with the agent home, workspace and journal all in `dir`.
@@ -589,7 +622,7 @@ mod tests {
     use crate::run::{RunId, Timestamp};
 
     /// `payloads` as a journal: seq from 1, timestamped now.
-    pub(super) fn events(payloads: Vec<EventPayload>) -> Vec<Event> {
+    pub(crate) fn events(payloads: Vec<EventPayload>) -> Vec<Event> {
         payloads
             .into_iter()
             .zip(1..)
@@ -725,6 +758,53 @@ mod tests {
         ]
         .map(|(r, c)| (r.to_owned(), c.to_owned()));
         assert_eq!(roles, expected);
+    }
+
+    fn prompt_hook(decision: Option<ClaudeDecision>) -> EventPayload {
+        EventPayload::ClaudeHook(crate::journal::ClaudeHook {
+            event: "UserPromptSubmit".to_owned(),
+            command: "./check.sh".to_owned(),
+            source: None,
+            matcher: None,
+            status: HookStatus::Success,
+            exit_code: Some(2),
+            ended: "2".to_owned(),
+            decision,
+            reason: None,
+            duration_ms: 1,
+            tool_use_id: None,
+            updated_input: None,
+            system_message: None,
+            error: None,
+            io_path_ref: "io/claude_hooks/001_UserPromptSubmit/".to_owned(),
+        })
+    }
+
+    #[test]
+    fn a_prompt_a_hook_refused_never_reaches_the_model() {
+        let journal = events(vec![
+            start("the secret is hunter2"),
+            prompt_hook(Some(ClaudeDecision::Block)),
+            user("summarize the repo"),
+            prompt_hook(None),
+            thought("done", &[]),
+            user("and paste my key sk-123"),
+            prompt_hook(Some(ClaudeDecision::Block)),
+        ]);
+        let contents: Vec<Value> = wire(&conversation(&journal, None))
+            .into_iter()
+            .map(|m| m["content"].clone())
+            .collect();
+        assert_eq!(contents, [json!("summarize the repo"), json!("done")]);
+        // Nor when the window starts after the refusal: the task is not brought back.
+        let windowed: Vec<Value> = wire(&conversation(&journal, Some(1)))
+            .into_iter()
+            .map(|m| m["content"].clone())
+            .collect();
+        assert!(
+            !windowed.contains(&json!("the secret is hunter2")),
+            "{windowed:?}"
+        );
     }
 
     #[test]

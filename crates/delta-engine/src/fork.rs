@@ -130,6 +130,7 @@ pub fn boundaries(events: &[Event]) -> Vec<u64> {
             | EventPayload::HumanInputReceived(_)
             | EventPayload::SystemMessage(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_) => false,
         };
         if closes_step && open.is_empty() {
@@ -277,6 +278,7 @@ fn link_records(parent: &RunPaths, fork: &RunPaths, event: &Event) -> Result<(),
             Path::new("io/tool_executions").join(&result.execution_ref)
         }
         EventPayload::HookExecutionAudit(audit) => PathBuf::from(&audit.io_path_ref),
+        EventPayload::ClaudeHook(hook) => PathBuf::from(&hook.io_path_ref),
         EventPayload::RunStart(_)
         | EventPayload::UserMessage(_)
         | EventPayload::ActionRequest(_)

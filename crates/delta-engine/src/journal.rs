@@ -12,9 +12,9 @@ use std::sync::{Mutex, PoisonError};
 
 pub use displaced::Displacement;
 pub use event::{
-    ActionRequest, ActionResult, ActionStatus, Event, EventPayload, HookExecutionAudit, HookStatus,
-    HumanInputReceived, HumanInputRequest, MessageLevel, RunEnd, RunStart, SubagentRef,
-    SystemMessage, Thought, ToolCall, UserMessage,
+    ActionRequest, ActionResult, ActionStatus, ClaudeDecision, ClaudeHook, Event, EventPayload,
+    HookExecutionAudit, HookStatus, HumanInputReceived, HumanInputRequest, MessageLevel, RunEnd,
+    RunStart, SubagentRef, SystemMessage, Thought, ToolCall, UserMessage,
 };
 
 use fs_err::{File, OpenOptions};

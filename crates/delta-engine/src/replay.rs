@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use compare::{Masks, first_difference, request_view, text_difference};
-pub use recording::{RecordedCall, RecordedResult, Recording};
+pub use recording::{RecordedCall, RecordedHook, RecordedResult, Recording};
 
 use crate::budget::Budget;
 use crate::engine::HumanInput;
@@ -181,16 +181,19 @@ pub enum DivergenceKind {
     Observation,
     /// The replay ended elsewhere than the recording (status, steps left unplayed).
     End,
+    /// A Claude Code hook fired by the loop decided otherwise (or did not fire).
+    Hook,
 }
 
 impl DivergenceKind {
-    /// `request`, `observation` or `end`.
+    /// `request`, `observation`, `end` or `hook`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             DivergenceKind::Request => "request",
             DivergenceKind::Observation => "observation",
             DivergenceKind::End => "end",
+            DivergenceKind::Hook => "hook",
         }
     }
 }
@@ -265,6 +268,8 @@ struct State {
     served: usize,
     /// The replay's tool results already compared.
     compared: usize,
+    /// The replay's Claude Code hook firings already compared.
+    hooks_compared: usize,
     /// Bytes of the replay's journal already read.
     read: u64,
     /// Tool call ids whose observations diverged: their answers are left out of later
@@ -350,7 +355,14 @@ impl ReplayModel {
     /// the journal lines appended since the last look are read (the engine wrote them:
     /// complete lines, one event each).
     fn compare_results(&self, state: &mut State) {
-        for (seq, result) in self.new_results(state) {
+        for seen in self.new_results(state) {
+            let (seq, result) = match seen {
+                Seen::Result(seq, result) => (seq, result),
+                Seen::Hook(hook) => {
+                    self.compare_hook(state, &hook);
+                    continue;
+                }
+            };
             let index = state.compared;
             state.compared = index + 1;
             let Some(recorded) = self.recording.results.get(index) else {
@@ -395,8 +407,9 @@ impl ReplayModel {
         }
     }
 
-    /// The ACTION_RESULTs of the complete journal lines after `state.read`.
-    fn new_results(&self, state: &mut State) -> Vec<(u64, ActionResult)> {
+    /// The ACTION_RESULTs and compared hook firings of the complete journal lines after
+    /// `state.read`.
+    fn new_results(&self, state: &mut State) -> Vec<Seen> {
         let Ok(mut file) = std::fs::File::open(&self.journal) else {
             return Vec::new();
         };
@@ -416,7 +429,10 @@ impl ReplayModel {
             .split(|b| *b == b'\n')
             .filter_map(|line| serde_json::from_slice::<Event>(line).ok())
             .filter_map(|event| match event.payload {
-                EventPayload::ActionResult(result) => Some((event.seq, result)),
+                EventPayload::ActionResult(result) => Some(Seen::Result(event.seq, result)),
+                EventPayload::ClaudeHook(hook) => {
+                    RecordedHook::of(event.seq, &hook).map(Seen::Hook)
+                }
                 EventPayload::RunStart(_)
                 | EventPayload::UserMessage(_)
                 | EventPayload::Thought(_)
@@ -428,6 +444,35 @@ impl ReplayModel {
                 | EventPayload::RunEnd(_) => None,
             })
             .collect()
+    }
+
+    /// Compares the replay's next Claude Code hook firing with the recording's.
+    fn compare_hook(&self, state: &mut State, hook: &RecordedHook) {
+        let index = state.hooks_compared;
+        state.hooks_compared = index + 1;
+        let number = index + 1;
+        let describe = |h: &RecordedHook| format!("{} `{}`: {}", h.event, h.command, h.decision);
+        let (seq, recorded) = match self.recording.hooks.get(index) {
+            Some(recorded)
+                if recorded.event == hook.event
+                    && recorded.command == hook.command
+                    && recorded.decision == hook.decision =>
+            {
+                return;
+            }
+            Some(recorded) => (recorded.seq, describe(recorded)),
+            None => (self.recording.last_seq, "(none)".to_owned()),
+        };
+        diverge(
+            state,
+            Divergence {
+                kind: DivergenceKind::Hook,
+                seq,
+                replay_seq: Some(hook.seq),
+                what: format!("hook firing {number}"),
+                diff: format!("- {recorded}\n+ {}", describe(hook)),
+            },
+        );
     }
 
     /// The outcome once the replay run `paths` ended: the tool results after the last
@@ -451,6 +496,22 @@ impl ReplayModel {
                     diff: format!(
                         "- {recorded_status} after {recorded} answers and {results} tool \
                          results\n+ {status} after {served} answers and {compared} tool results"
+                    ),
+                },
+            );
+        }
+        let fired = state.hooks_compared;
+        if let Some(unfired) = self.recording.hooks.get(fired) {
+            diverge(
+                &mut state,
+                Divergence {
+                    kind: DivergenceKind::Hook,
+                    seq: unfired.seq,
+                    replay_seq: None,
+                    what: format!("hook firing {}", fired + 1),
+                    diff: format!(
+                        "- {} `{}`: {}\n+ (none)",
+                        unfired.event, unfired.command, unfired.decision
                     ),
                 },
             );
@@ -549,6 +610,14 @@ impl ChildModels for ReplayModel {
             replay_of,
         })
     }
+}
+
+/// A line of the replay's journal the comparison looks at.
+enum Seen {
+    /// A tool result, with its seq.
+    Result(u64, ActionResult),
+    /// A Claude Code hook firing of the loop.
+    Hook(RecordedHook),
 }
 
 /// Keeps the first divergence.

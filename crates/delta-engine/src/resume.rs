@@ -370,7 +370,9 @@ pub fn take_over(
     let instruction = match &entry {
         Entry::Resume | Entry::Finished => None,
         Entry::UserMessage(text) => Some(text.clone()),
-        Entry::Answer { text, .. } if repairs.answered.is_none() && !repairs.relayed => {
+        Entry::Answer { text, .. }
+            if repairs.answered.is_none() && !repairs.relayed && repairs.approval.is_none() =>
+        {
             answer_as_user_message = true;
             Some(text.clone())
         }

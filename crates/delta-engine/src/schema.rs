@@ -5,7 +5,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::Value;
 
-use crate::config::raw::{AgentYaml, ContextYaml, HooksYaml, ImportedToolsYaml};
+use crate::config::raw::{AgentYaml, ClaudeHooksJson, ContextYaml, HooksYaml, ImportedToolsYaml};
 use crate::hooks::{HookContext, HookControl};
 use crate::journal::Event;
 use crate::output::{RefusalLine, RunListingArray, RunResult};
@@ -21,6 +21,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
             "hooks.schema.json",
             root::<HooksYaml>(Some("Delta Engine hooks.yaml")),
         ),
+        ("claude-hooks.schema.json", root::<ClaudeHooksJson>(None)),
         (
             "imported-tools.schema.json",
             root::<ImportedToolsYaml>(None),

@@ -194,6 +194,7 @@ impl Trajectory {
                 | EventPayload::HumanInputReceived(_)
                 | EventPayload::SystemMessage(_)
                 | EventPayload::HookExecutionAudit(_)
+                | EventPayload::ClaudeHook(_)
                 | EventPayload::RunEnd(_) => {}
             }
         }
@@ -377,6 +378,7 @@ impl Trajectory {
                 }
                 EventPayload::UserMessage(_) => true,
                 EventPayload::RunStart(_)
+                | EventPayload::ClaudeHook(_)
                 | EventPayload::Thought(_)
                 | EventPayload::ActionRequest(_)
                 | EventPayload::ActionResult(_)

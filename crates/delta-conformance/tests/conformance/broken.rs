@@ -542,8 +542,12 @@ fn exit_zero_on_failure_fails_the_failure_scenarios() {
             "replay-reports-the-first-divergence",
             "run-id-reuse-refused",
             "stream-jsonl-failure-paths",
+            "claude-hooks-continue-false",
+            "claude-hooks-prompt-blocked",
         ],
         &[
+            "claude-hooks-continue-false",
+            "claude-hooks-prompt-blocked",
             "budget-tokens-stops-and-resumes",
             "hooks-on-run-end-after-budget",
             "max-iterations-budget",
@@ -610,6 +614,10 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
         "run-id-reuse-refused",
         "stream-jsonl-completed",
         "stream-jsonl-failure-paths",
+        "claude-hooks-ask-continue-yes",
+        "claude-hooks-continue-false",
+        "claude-hooks-defer-pauses",
+        "claude-hooks-prompt-blocked",
         "subagents-ask-human-pauses-the-tree",
         "subagents-linked-metadata-and-roll-up",
     ];
@@ -617,7 +625,8 @@ fn stderr_on_stdout_fails_the_output_scenarios() {
     check(&["stderr-to-stdout.sh"], &must_fail, &below_spec);
 }
 
-/// hooks.yaml ignored: every hook scenario fails, and no other.
+/// hooks.yaml ignored: every hook scenario fails, and no other; of the Claude Code hook
+/// scenarios (hooks.json), the one with a hook in hooks.yaml's `claude_hooks:` too.
 #[test]
 fn an_engine_without_hooks_fails_the_hook_scenarios() {
     let names = all_scenarios();
@@ -625,14 +634,16 @@ fn an_engine_without_hooks_fails_the_hook_scenarios() {
         .iter()
         .map(String::as_str)
         .filter(|name| name.starts_with("hooks-"))
+        .chain(["claude-hooks-updated-input-stacked"])
         .collect();
-    assert_eq!(must_fail.len(), 7);
+    assert_eq!(must_fail.len(), 8);
     check(
         &["agent-files.sh", "no-hooks"],
         &must_fail,
         &[
             "hooks-failing-hooks-never-fail-the-run",
             "hooks-pre-tool-execution-skip",
+            "claude-hooks-updated-input-stacked",
         ],
     );
 }

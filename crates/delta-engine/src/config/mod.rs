@@ -6,6 +6,7 @@
 //! maps them all to exit code 126.
 
 mod agent;
+mod claude_hooks;
 mod context;
 mod environment;
 mod error;
@@ -22,6 +23,10 @@ mod yaml;
 use std::path::{Path, PathBuf};
 
 pub use agent::{AgentFile, LlmConfig, Pricing, SubagentCaps, parse_agent_yaml};
+pub use claude_hooks::{
+    CLAUDE_DEFAULT_TIMEOUT, ClaudeCommand, ClaudeHandler, ClaudeHooks, ClaudeSource, HOOKS_JSON,
+    Matcher, parse_hooks_json,
+};
 pub use context::{ContextManifest, ContextSource, Generator, load_context, parse_context_yaml};
 pub use error::ConfigError;
 pub use hooks::{HookSpec, Hooks, parse_hooks_yaml};
@@ -30,7 +35,7 @@ pub(crate) use mcp::check_env_name;
 pub use mcp::{
     DEFAULT_MCP_STARTUP_TIMEOUT, DEFAULT_MCP_TIMEOUT, MCP_TOOL_SEPARATOR, McpServer, McpTransport,
 };
-pub use names::{DEFAULT_TIMEOUT_MS, HookName, OnMissing};
+pub use names::{CLAUDE_EVENTS_NEVER_FIRED, ClaudeEvent, DEFAULT_TIMEOUT_MS, HookName, OnMissing};
 
 use crate::answer::OutputSchema;
 use crate::budget::Budget;
@@ -72,6 +77,8 @@ pub struct Agent {
     pub ask_human: bool,
     /// Configured lifecycle hooks.
     pub hooks: Hooks,
+    /// Hooks in Claude Code's protocol: hooks.json's, then hooks.yaml's `claude_hooks:`.
+    pub claude_hooks: ClaudeHooks,
     /// The context recipe as of load time (the engine re-reads it every iteration).
     pub context: ContextManifest,
     /// `environment:`: where tools run (the host when absent).
@@ -113,6 +120,8 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
         environment::from_yaml(file.environment, &config_file, &vars, &home)?;
     warnings.extend(environment_warnings);
 
+    let (mut claude_hooks, claude_warnings) = claude_hooks::load_hooks_json(&home)?;
+    warnings.extend(claude_warnings);
     let hooks_file = home.join(HOOKS_YAML);
     let hooks = if yaml::exists(&hooks_file) {
         if let Some((key, _)) = &file.legacy_hooks {
@@ -124,7 +133,8 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
             ));
         }
         let text = yaml::read(&hooks_file)?;
-        let map = yaml::parse(&text, &hooks_file)?;
+        let map: raw::HookMap = yaml::parse(&text, &hooks_file)?;
+        claude_hooks.extend(yaml_claude_hooks(&map, &hooks_file, &mut warnings)?);
         hooks::from_map(map, &hooks_file, &vars)?
     } else if let Some((key, map)) = file.legacy_hooks {
         warnings.push(format!(
@@ -132,6 +142,7 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
              in the agent directory",
             file_name(&config_file)
         ));
+        claude_hooks.extend(yaml_claude_hooks(&map, &config_file, &mut warnings)?);
         hooks::from_map(map, &config_file, &vars)?
     } else {
         Hooks::default()
@@ -170,10 +181,31 @@ pub fn load_agent(path: &Path, cwd: &Path) -> Result<Agent, ConfigError> {
         output_schema,
         ask_human: file.ask_human,
         hooks,
+        claude_hooks,
         context,
         environment,
         warnings,
     })
+}
+
+/// The `claude_hooks:` of a hook map read from `file`, validated.
+fn yaml_claude_hooks(
+    map: &raw::HookMap,
+    file: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<ClaudeHooks, ConfigError> {
+    let Some(events) = &map.claude else {
+        return Ok(ClaudeHooks::default());
+    };
+    let (hooks, more) = claude_hooks::validate(
+        &events.value,
+        file,
+        ClaudeSource::HooksYaml,
+        raw::CLAUDE_HOOKS_KEY,
+    )
+    .map_err(|error| error.at(events.referenced))?;
+    warnings.extend(more);
+    Ok(hooks)
 }
 
 /// Find the agent directory (canonical) and its main config file.

@@ -104,6 +104,152 @@ impl HookName {
     }
 }
 
+/// The Claude Code hook events Delta fires (docs/hooks.md, "Claude Code hooks"), in the
+/// order a run meets them. Their names are Claude Code's, as written in `hooks.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ClaudeEvent {
+    /// A process starts driving the run (`source`: `startup` or `resume`).
+    SessionStart,
+    /// The task, and every instruction `delta continue -m` gives.
+    UserPromptSubmit,
+    /// A tool call is about to run; may allow, deny, ask, defer or rewrite it.
+    PreToolUse,
+    /// A tool call ran (failed ones too, with `error`).
+    PostToolUse,
+    /// A tool call ran and failed.
+    PostToolUseFailure,
+    /// The run pauses for a human.
+    Notification,
+    /// The context builder is about to leave iterations out of the request.
+    PreCompact,
+    /// The model gave its final answer; may send it back to work.
+    Stop,
+    /// A process stops driving the run.
+    SessionEnd,
+}
+
+impl ClaudeEvent {
+    /// Every event Delta fires.
+    pub const ALL: [ClaudeEvent; 9] = [
+        ClaudeEvent::SessionStart,
+        ClaudeEvent::UserPromptSubmit,
+        ClaudeEvent::PreToolUse,
+        ClaudeEvent::PostToolUse,
+        ClaudeEvent::PostToolUseFailure,
+        ClaudeEvent::Notification,
+        ClaudeEvent::PreCompact,
+        ClaudeEvent::Stop,
+        ClaudeEvent::SessionEnd,
+    ];
+
+    /// Claude Code's name of the event (`hook_event_name`, the key in `hooks.json`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaudeEvent::SessionStart => "SessionStart",
+            ClaudeEvent::UserPromptSubmit => "UserPromptSubmit",
+            ClaudeEvent::PreToolUse => "PreToolUse",
+            ClaudeEvent::PostToolUse => "PostToolUse",
+            ClaudeEvent::PostToolUseFailure => "PostToolUseFailure",
+            ClaudeEvent::Notification => "Notification",
+            ClaudeEvent::PreCompact => "PreCompact",
+            ClaudeEvent::Stop => "Stop",
+            ClaudeEvent::SessionEnd => "SessionEnd",
+        }
+    }
+
+    /// The event a name refers to (names are case-sensitive, as in Claude Code).
+    pub fn from_name(name: &str) -> Option<ClaudeEvent> {
+        ClaudeEvent::ALL
+            .into_iter()
+            .find(|event| event.as_str() == name)
+    }
+
+    /// Whether a group's `matcher` selects among the event's firings. Claude Code ignores
+    /// the matcher of the other events, and so does Delta.
+    pub fn has_matcher(self) -> bool {
+        match self {
+            ClaudeEvent::SessionStart
+            | ClaudeEvent::PreToolUse
+            | ClaudeEvent::PostToolUse
+            | ClaudeEvent::PostToolUseFailure
+            | ClaudeEvent::Notification
+            | ClaudeEvent::PreCompact
+            | ClaudeEvent::SessionEnd => true,
+            ClaudeEvent::UserPromptSubmit | ClaudeEvent::Stop => false,
+        }
+    }
+
+    /// When Delta fires the event, for documentation and schemas.
+    pub(crate) fn description(self) -> &'static str {
+        match self {
+            ClaudeEvent::SessionStart => {
+                "When a process starts driving the run: `source` startup (run, replay) or resume (continue, fork). Plain stdout and additionalContext reach the model."
+            }
+            ClaudeEvent::UserPromptSubmit => {
+                "The task, and each instruction of `delta continue -m`. Exit 2 or decision block refuses it (the run fails, PromptBlocked); plain stdout and additionalContext reach the model."
+            }
+            ClaudeEvent::PreToolUse => {
+                "Before each tool call. permissionDecision allow, deny, ask or defer; updatedInput rewrites the call; exit 2 denies it."
+            }
+            ClaudeEvent::PostToolUse => {
+                "After each tool call that ran, failed ones included (with `error`). Exit 2 or decision block sends the reason to the model."
+            }
+            ClaudeEvent::PostToolUseFailure => "After each tool call that ran and failed.",
+            ClaudeEvent::Notification => {
+                "When the run pauses for a human (permission_prompt for a hook's ask or defer, idle_prompt for ask_human)."
+            }
+            ClaudeEvent::PreCompact => {
+                "Before a request from which the context builder left out more iterations than before (trigger auto)."
+            }
+            ClaudeEvent::Stop => {
+                "When the model gives its final answer. Exit 2 or decision block sends it back to work with the reason."
+            }
+            ClaudeEvent::SessionEnd => {
+                "When a process stops driving the run, whatever the outcome (reason other, and Delta's status)."
+            }
+        }
+    }
+}
+
+/// Claude Code events Delta accepts in a configuration but never fires, with why: a
+/// published `hooks.json` that has them still loads (with a warning per event).
+pub const CLAUDE_EVENTS_NEVER_FIRED: [(&str, &str); 22] = [
+    (
+        "PermissionRequest",
+        "Delta has no permission dialog; a PreToolUse hook's ask or defer is its approval",
+    ),
+    ("PermissionDenied", "Delta has no permission rules"),
+    ("SubagentStart", "Delta has no sub-agents yet"),
+    ("SubagentStop", "Delta has no sub-agents yet"),
+    (
+        "PostCompact",
+        "Delta never rewrites the conversation; PreCompact fires when iterations are left out",
+    ),
+    ("Setup", "Delta has no setup step"),
+    ("InstructionsLoaded", "Delta has no instruction files"),
+    ("UserPromptExpansion", "Delta has no prompt expansion"),
+    ("MessageDisplay", "Delta has no chat display"),
+    ("PostToolBatch", "Delta runs a turn's tool calls one by one"),
+    ("TaskCreated", "Delta has no task list"),
+    ("TaskCompleted", "Delta has no task list"),
+    ("StopFailure", "a failed run ends with SessionEnd"),
+    ("TeammateIdle", "Delta has no teams"),
+    (
+        "ConfigChange",
+        "Delta reads the configuration once per process",
+    ),
+    ("CwdChanged", "a run's working directory is its workspace"),
+    (
+        "DirectoryAdded",
+        "a run's working directory is its workspace",
+    ),
+    ("FileChanged", "Delta watches no files"),
+    ("WorktreeCreate", "Delta makes no worktrees"),
+    ("WorktreeRemove", "Delta makes no worktrees"),
+    ("Elicitation", "Delta's MCP client asks no questions"),
+    ("ElicitationResult", "Delta's MCP client asks no questions"),
+];
+
 /// What to do when a source's file does not exist.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -14,7 +14,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
-use super::names::{HookName, OnMissing};
+use super::names::{CLAUDE_EVENTS_NEVER_FIRED, ClaudeEvent, HookName, OnMissing};
 use super::yaml::KeyedMap;
 use crate::llm::{ModelApi, PromptCache};
 use crate::tool::ToolDef;
@@ -368,7 +368,13 @@ pub struct HookMap {
     /// `x: 1` is a badly written hook cannot be judged without knowing which hook was
     /// meant, and "unknown hook" with the valid names is the useful error.
     pub unknown: Vec<Spanned<String>>,
+    /// `claude_hooks:`: hooks in Claude Code's protocol, shaped as the `hooks` object of a
+    /// `hooks.json` (read by `config::claude_hooks`, not by the seed hooks' validation).
+    pub claude: Option<Spanned<ClaudeHookEvents>>,
 }
+
+/// The key of hooks.yaml that holds Claude Code hooks.
+pub(crate) const CLAUDE_HOOKS_KEY: &str = "claude_hooks";
 
 /// The wrapper key accepted around the hook map, as in the seed's own examples.
 pub(crate) const HOOKS_WRAPPER: &str = "lifecycle_hooks";
@@ -389,7 +395,9 @@ impl<'de> Visitor<'de> for HookMapVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HookMap, A::Error> {
         let mut hooks = HookMap::default();
         while let Some(key) = map.next_key::<Spanned<String>>()? {
-            if self.wrapper && key.value == HOOKS_WRAPPER {
+            if self.wrapper && key.value == CLAUDE_HOOKS_KEY {
+                hooks.claude = Some(map.next_value()?);
+            } else if self.wrapper && key.value == HOOKS_WRAPPER {
                 let inner = map.next_value::<WrappedHookMap>()?.0;
                 hooks.entries.extend(inner.entries);
                 hooks.unknown.extend(inner.unknown);
@@ -455,6 +463,15 @@ impl JsonSchema for HookMap {
             HOOKS_WRAPPER.into(),
             described(&plain, "Optional wrapper around the hooks (older layout)."),
         );
+        let claude = Value::from(generator.subschema_for::<ClaudeHookEvents>());
+        properties.insert(
+            CLAUDE_HOOKS_KEY.into(),
+            described(
+                &claude,
+                "Hooks in Claude Code's protocol, shaped as the `hooks` object of a hooks.json \
+                 (run after those of hooks.json).",
+            ),
+        );
         let mut schema = Map::new();
         schema.insert(
             "description".into(),
@@ -492,6 +509,115 @@ pub struct HookYaml {
     /// Kill the hook after this many milliseconds. Default: 30000.
     #[schemars(with = "Option<u64>", range(min = 1))]
     pub timeout_ms: Option<Spanned<u64>>,
+}
+
+/// `hooks.json` in the agent directory: hooks in Claude Code's protocol and shape, as in
+/// a Claude Code settings file's `hooks` or a plugin's `hooks/hooks.json`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "Delta Engine hooks.json (Claude Code hooks)")]
+pub struct ClaudeHooksJson {
+    /// The schema this file follows (ignored).
+    #[serde(rename = "$schema", default)]
+    pub schema: Option<String>,
+    /// What the hooks are for (a Claude Code plugin's hooks.json has one; ignored).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// `true`: none of this file's hooks run.
+    #[serde(rename = "disableAllHooks", default)]
+    pub disable_all_hooks: bool,
+    /// Hooks by event name.
+    #[serde(default)]
+    pub hooks: ClaudeHookEvents,
+}
+
+/// Claude Code hooks by event name, each event a list of matcher groups run in order.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ClaudeHookEvents(pub std::collections::BTreeMap<String, Vec<ClaudeMatcherGroup>>);
+
+impl JsonSchema for ClaudeHookEvents {
+    fn schema_name() -> Cow<'static, str> {
+        "ClaudeHookEvents".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let groups = Value::from(generator.subschema_for::<Vec<ClaudeMatcherGroup>>());
+        let mut properties = Map::new();
+        for event in ClaudeEvent::ALL {
+            properties.insert(
+                event.as_str().into(),
+                described(&groups, event.description()),
+            );
+        }
+        for (name, why) in CLAUDE_EVENTS_NEVER_FIRED {
+            let text = format!("Accepted, never fired: {why}.");
+            properties.insert(name.into(), described(&groups, &text));
+        }
+        let mut schema = Map::new();
+        schema.insert(
+            "description".into(),
+            "Claude Code hook events, each a list of matcher groups.".into(),
+        );
+        schema.insert("type".into(), "object".into());
+        schema.insert("properties".into(), Value::Object(properties));
+        schema.insert("additionalProperties".into(), false.into());
+        Schema::from(schema)
+    }
+}
+
+/// Hooks that fire together, for the firings their matcher selects.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaudeMatcherGroup {
+    /// Which firings: for tool events the tool name (MCP tools `mcp__<server>__<tool>`), for
+    /// SessionStart the source, Notification the notification_type, PreCompact the
+    /// trigger, SessionEnd the reason. `*`, empty or absent: all; only letters, digits,
+    /// `_`, `-`, spaces, `,` and `|`: exact names separated by `|` or `,`; anything else:
+    /// a regular expression, unanchored. Ignored for UserPromptSubmit and Stop.
+    #[serde(default)]
+    pub matcher: Option<String>,
+    /// The hooks, run in this order.
+    pub hooks: Vec<ClaudeHandlerYaml>,
+}
+
+/// One hook: a shell command line (or a program and its `args`) that reads the event as
+/// JSON on stdin and answers with its exit code and stdout.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaudeHandlerYaml {
+    /// `command` (the only type Delta runs).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The shell command line, run with `sh -c` in the workspace; with `args`, the program.
+    pub command: Option<String>,
+    /// Run `command` with these arguments, without a shell.
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    /// Seconds before the hook's process group is killed. Default: 60.
+    #[serde(default)]
+    #[schemars(range(min = 0.001))]
+    pub timeout: Option<f64>,
+    /// `sh` (default) or `bash`: the shell that runs `command`.
+    #[serde(default)]
+    pub shell: Option<String>,
+    /// Claude Code's spinner text (ignored).
+    #[serde(rename = "statusMessage", default)]
+    pub status_message: Option<String>,
+    /// Claude Code's run-once flag for skills (ignored).
+    #[serde(default)]
+    pub once: Option<bool>,
+    /// Claude Code's permission-rule condition; refused (Delta has no permission rules).
+    #[serde(rename = "if", default)]
+    pub condition: Option<String>,
+    /// Claude Code's background hooks; refused (a hook's answer is always awaited).
+    #[serde(rename = "async", default)]
+    pub run_async: Option<bool>,
+    /// Claude Code's background hooks that wake the model; refused.
+    #[serde(rename = "asyncRewake", default)]
+    pub async_rewake: Option<bool>,
+    /// Delta only: pass the API key variables to the hook (default: they are emptied).
+    #[serde(default)]
+    pub pass_api_key: Option<bool>,
 }
 
 /// `context.yaml`: how the model's context window is built before every LLM call.

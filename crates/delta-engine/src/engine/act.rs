@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+use super::ask_human::{Asking, Heard};
+use super::claude::{Ran, tool_use};
 use super::observation::{Ending, cap_observation, format_observation};
 use super::{
     ActiveRun, Cut, EngineError, EngineEvent, OBSERVATION_LIMIT_CHARS, Observer, Shutdown,
@@ -19,11 +21,17 @@ use super::{
 };
 use crate::config::Agent;
 use crate::environment::CallEnvironment;
+use crate::hooks::claude::{
+    NotificationType, Ruling, approval_prompt, approves, denied_observation, refused_observation,
+    stopped_observation, unattended_observation,
+};
 use crate::hooks::{ToolCallInfo, ToolResultInfo};
+use crate::journal::ClaudeDecision;
 use crate::journal::{ActionRequest, ActionResult, ActionStatus, EventPayload, ToolCall};
 use crate::process::{
     Captured, OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process_in,
 };
+use crate::run::{ErrorInfo, InputType, InteractionRequest, Timestamp};
 use crate::secrets::Redactor;
 use crate::tool::{ASK_HUMAN_TOOL, Invocation, ToolSpec};
 
@@ -299,8 +307,9 @@ impl ActiveRun {
         Ok(())
     }
 
-    /// Step 7 for one tool call: ACTION_REQUEST, execution, `io/` record, ACTION_RESULT.
-    /// Returns the signal when the run was asked to stop while the tool ran.
+    /// Step 7 for one tool call: Claude Code's PreToolUse hooks (which may rewrite, deny,
+    /// or hold it for a human's approval), ACTION_REQUEST with the input that runs, then
+    /// [`Self::execute`]. Returns how the call ended for the loop.
     ///
     /// `truncated`: the response ended by the token limit, so arguments that do not parse were
     /// most likely cut short, and the model is told so.
@@ -311,7 +320,7 @@ impl ActiveRun {
         truncated: bool,
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
-    ) -> Result<Option<Cut>, EngineError> {
+    ) -> Result<Acted, EngineError> {
         let action_id = uuid::Uuid::new_v4().to_string();
         let parsed = parse_arguments(&call.arguments).map_err(|error| {
             if truncated {
@@ -320,36 +329,22 @@ impl ActiveRun {
                 error
             }
         });
-        let tool_args = parsed.clone().unwrap_or_default();
-        let is_command = agent.tools.iter().any(|tool| tool.name == call.name);
-        let resolved = match (self.mcp_tool(&call.name), &parsed) {
-            (Some(tool), Ok(arguments)) if !is_command => Resolved::Mcp {
-                tool,
-                arguments: arguments.clone(),
-            },
-            (Some(_), Err(observation)) if !is_command => Resolved::Refused {
-                observation: observation.clone(),
-            },
-            (Some(_) | None, _) => resolve(
-                &agent.tools,
-                &self.other_tool_names(agent),
-                &call.name,
-                parsed.as_ref().map_err(String::as_str),
-            ),
-        };
-        let command = match &resolved {
-            Resolved::Run { invocation, .. } => Some(invocation.display()),
-            Resolved::Mcp { tool, .. } => Some(tool.resolved_command()),
-            Resolved::Refused { .. } => None,
-        };
-        // The environment of what runs: a command, or a tool of a server started in it.
-        let environment = match &resolved {
-            Resolved::Run { .. } => self.call_environment.clone(),
-            Resolved::Mcp { tool, .. } if self.mcp_server_is_local(&tool.server) => {
-                self.call_environment.clone()
+        let mut tool_args = parsed.clone().unwrap_or_default();
+        let mut resolved =
+            self.resolve_call(agent, &call.name, parsed.as_ref().map_err(String::as_str));
+        // Only a call that would run meets the hooks: an unknown tool or arguments that do
+        // not fit are answered at once, as Claude Code rejects them before its hooks.
+        let mut ruling = Ruling::default();
+        if let Some(mcp) = runs(&resolved) {
+            let tool = tool_use(&call.name, mcp, &tool_args, &call.id);
+            ruling = self.claude_pre_tool(tool, observer, shutdown).await?;
+            if let Some(input) = ruling.tool_input.take() {
+                tool_args = input;
+                resolved = self.resolve_call(agent, &call.name, Ok(&tool_args));
             }
-            Resolved::Mcp { .. } | Resolved::Refused { .. } => None,
-        };
+        }
+        let command = command_of(&resolved);
+        let environment = self.environment_of(&resolved);
         self.request_action(
             call,
             &action_id,
@@ -358,11 +353,161 @@ impl ActiveRun {
             environment,
             observer,
         )?;
+        let held = Held {
+            call,
+            action_id,
+            tool_args,
+            command,
+        };
+        if let Some(reason) = ruling.stop {
+            let refused = Resolved::Refused {
+                observation: stopped_observation(&reason),
+            };
+            self.execute(agent, &held, refused, true, observer, shutdown)
+                .await?;
+            let error = self.stop_error(crate::config::ClaudeEvent::PreToolUse, &reason);
+            return Ok(Acted::Stopped(error));
+        }
+        let refusal = |observation: String| (Resolved::Refused { observation }, true);
+        let (resolved, refused) = match ruling.decision {
+            Some(ClaudeDecision::Deny) => refusal(denied_observation(&ruling.reason())),
+            Some(ClaudeDecision::Ask | ClaudeDecision::Defer) if !self.limits.ask_human => {
+                refusal(unattended_observation(&ruling.reason()))
+            }
+            Some(decision @ (ClaudeDecision::Ask | ClaudeDecision::Defer)) => {
+                let prompt =
+                    approval_prompt(&call.name, &held.tool_args, decision, &ruling.reason());
+                match self.approve(&held, prompt, observer, shutdown).await? {
+                    Heard::Answer(answer) if approves(&answer) => (resolved, false),
+                    Heard::Answer(answer) => refusal(refused_observation(&answer)),
+                    Heard::Paused => return Ok(Acted::Paused),
+                    Heard::Stopped(signal) => {
+                        let observation = format!(
+                            "Error: the run was interrupted by {signal} while waiting for the \
+                             human's approval; the call was not run."
+                        );
+                        let (refused, _) = refusal(observation);
+                        self.execute(agent, &held, refused, true, observer, shutdown)
+                            .await?;
+                        return Ok(Acted::Cut(Cut::Signal(signal)));
+                    }
+                }
+            }
+            Some(ClaudeDecision::Allow | ClaudeDecision::Block | ClaudeDecision::Stop) | None => {
+                (resolved, false)
+            }
+        };
+        self.execute(agent, &held, resolved, refused, observer, shutdown)
+            .await
+    }
+
+    /// The call a PreToolUse hook held, answered by `delta continue`: its ACTION_REQUEST
+    /// (the input that was shown) is journaled, so it runs now with that input, or is
+    /// refused with the human's answer. The hooks are not asked again: the human was.
+    pub(super) async fn resume_approval(
+        &mut self,
+        agent: &Agent,
+        request: ActionRequest,
+        answer: &str,
+        observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
+    ) -> Result<Acted, EngineError> {
+        let call = ToolCall {
+            id: request.tool_call_id,
+            name: request.tool_name,
+            arguments: Value::Object(request.tool_args.clone()).to_string(),
+        };
+        let (resolved, refused) = if approves(answer) {
+            let resolved = self.resolve_call(agent, &call.name, Ok(&request.tool_args));
+            (resolved, false)
+        } else {
+            let observation = refused_observation(answer);
+            (Resolved::Refused { observation }, true)
+        };
+        let held = Held {
+            call: &call,
+            action_id: request.action_id,
+            tool_args: request.tool_args,
+            command: request.resolved_command,
+        };
+        self.execute(agent, &held, resolved, refused, observer, shutdown)
+            .await
+    }
+
+    /// Puts a held call's approval to the human (see `ask_human`'s `put_question`).
+    async fn approve(
+        &mut self,
+        held: &Held<'_>,
+        prompt: String,
+        observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
+    ) -> Result<Heard, EngineError> {
+        let request = InteractionRequest {
+            request_id: held.action_id.clone(),
+            timestamp: Timestamp::now(),
+            prompt,
+            input_type: InputType::Confirmation,
+            sensitive: false,
+        };
+        let asking = Asking {
+            what: "the hook's approval question",
+            kind: NotificationType::PermissionPrompt,
+        };
+        self.put_question(&request, asking, observer, shutdown)
+            .await
+    }
+
+    /// The call with `name` and `args` against the agent's tools and the run's MCP tools.
+    fn resolve_call<'a>(
+        &self,
+        agent: &'a Agent,
+        name: &str,
+        args: Result<&Map<String, Value>, &str>,
+    ) -> Resolved<'a> {
+        let is_command = agent.tools.iter().any(|tool| tool.name == name);
+        match (self.mcp_tool(name), args) {
+            (Some(tool), Ok(arguments)) if !is_command => Resolved::Mcp {
+                tool,
+                arguments: arguments.clone(),
+            },
+            (Some(_), Err(observation)) if !is_command => Resolved::Refused {
+                observation: observation.to_owned(),
+            },
+            (Some(_) | None, _) => resolve(&agent.tools, &self.other_tool_names(agent), name, args),
+        }
+    }
+
+    /// The environment of what runs: a command, or a tool of a server started in it.
+    fn environment_of(&self, resolved: &Resolved<'_>) -> Option<CallEnvironment> {
+        match resolved {
+            Resolved::Run { .. } => self.call_environment.clone(),
+            Resolved::Mcp { tool, .. } if self.mcp_server_is_local(&tool.server) => {
+                self.call_environment.clone()
+            }
+            Resolved::Mcp { .. } | Resolved::Refused { .. } => None,
+        }
+    }
+
+    /// A requested call from the `pre_tool_execution` hook on: execution (unless
+    /// `resolved` refuses it), `io/` record, ACTION_RESULT, then the hooks after it.
+    /// `refused`: a Claude Code hook or the human refused it (on purpose, not an error).
+    async fn execute(
+        &mut self,
+        agent: &Agent,
+        held: &Held<'_>,
+        resolved: Resolved<'_>,
+        refused: bool,
+        observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
+    ) -> Result<Acted, EngineError> {
+        let call = held.call;
+        let action_id = &held.action_id;
+        let command = &held.command;
         let hook_call = ToolCallInfo {
-            action_id: &action_id,
+            action_id,
             tool_call_id: &call.id,
             tool_name: &call.name,
-            tool_args: &tool_args,
+            tool_args: &held.tool_args,
             resolved_command: command.as_deref(),
         };
         let blocked = self
@@ -372,10 +517,12 @@ impl ActiveRun {
             Some(observation) => Resolved::Refused { observation },
             None => resolved,
         };
+        let mcp = runs(&resolved);
 
-        let record_dir = self.paths.tool_execution_dir(&action_id);
+        let record_dir = self.paths.tool_execution_dir(action_id);
         let full_output_ref = format!("io/tool_executions/{action_id}/");
         let mut stopped_by = None;
+        let mut streams = None;
         let (status, exit_code, observation, duration) = match resolved {
             Resolved::Refused { observation } => {
                 (ActionStatus::Error, None, observation, Duration::ZERO)
@@ -417,6 +564,10 @@ impl ActiveRun {
                             OBSERVATION_LIMIT_CHARS,
                             &full_output_ref,
                         );
+                        streams = Some((
+                            (kept_text(&outcome.stdout), kept_text(&outcome.stderr)),
+                            outcome.timed_out,
+                        ));
                         let record = ExecutionRecord {
                             command,
                             logs: None,
@@ -492,9 +643,62 @@ impl ActiveRun {
             exit_code,
             observation: &observation,
         };
-        self.post_tool_execution(hook_call, result, blocked.is_some(), observer, shutdown)
+        let ran = mcp.map(|mcp| Ran {
+            mcp,
+            duration,
+            interrupted: stopped_by.is_some() || streams.as_ref().is_some_and(|(_, t)| *t),
+            streams: streams.map(|(streams, _)| streams),
+        });
+        let blocked = blocked.is_some() || refused;
+        let stopped = self
+            .after_tool(hook_call, result, blocked, ran, observer, shutdown)
             .await?;
-        Ok(stopped_by)
+        Ok(match (stopped_by, stopped) {
+            (Some(cut), _) => Acted::Cut(cut),
+            (None, Some(error)) => Acted::Stopped(error),
+            (None, None) => Acted::Done,
+        })
+    }
+}
+
+/// A requested call: what ACTION_REQUEST journaled.
+struct Held<'c> {
+    call: &'c ToolCall,
+    action_id: String,
+    /// The input that runs (after the hooks' rewrites).
+    tool_args: Map<String, Value>,
+    command: Option<String>,
+}
+
+/// How a tool call ended, for the loop.
+#[derive(Debug)]
+pub(super) enum Acted {
+    /// It has its result; the loop goes on.
+    Done,
+    /// A signal or the duration budget stopped it.
+    Cut(Cut),
+    /// A hook holds it for a human's approval: the run pauses.
+    Paused,
+    /// A Claude Code hook answered `continue: false`.
+    Stopped(ErrorInfo),
+}
+
+/// Whether a resolved call would run: `Some(true)` for an MCP tool, `Some(false)` for a
+/// command, `None` when it is refused.
+fn runs(resolved: &Resolved<'_>) -> Option<bool> {
+    match resolved {
+        Resolved::Run { .. } => Some(false),
+        Resolved::Mcp { .. } => Some(true),
+        Resolved::Refused { .. } => None,
+    }
+}
+
+/// The command line a resolved call runs, for ACTION_REQUEST.
+fn command_of(resolved: &Resolved<'_>) -> Option<String> {
+    match resolved {
+        Resolved::Run { invocation, .. } => Some(invocation.display()),
+        Resolved::Mcp { tool, .. } => Some(tool.resolved_command()),
+        Resolved::Refused { .. } => None,
     }
 }
 

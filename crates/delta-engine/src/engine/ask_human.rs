@@ -13,13 +13,17 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
+use super::claude::{Ran, tool_use};
 use super::{
     ActiveRun, EngineError, EngineEvent, Level, Observer, Shutdown, StopSignal, parse_arguments,
 };
+use crate::hooks::claude::{NotificationType, Ruling, denied_observation, stopped_observation};
 use crate::hooks::{ToolCallInfo, ToolResultInfo};
+use crate::journal::ClaudeDecision;
 use crate::journal::{
     ActionResult, ActionStatus, EventPayload, HumanInputReceived, HumanInputRequest, ToolCall,
 };
+use crate::run::ErrorInfo;
 use crate::run::{InputType, InteractionRequest, Timestamp, write_interaction_request};
 use crate::tool::ASK_HUMAN_TOOL;
 
@@ -89,6 +93,28 @@ pub(super) enum Asked {
     Paused,
     /// A signal arrived while the human was being asked.
     Stopped(StopSignal),
+    /// A Claude Code hook answered `continue: false`; the call has its result.
+    HookStopped(ErrorInfo),
+}
+
+/// What a question put to the human is, for the messages and the hooks.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Asking {
+    /// How the messages name it: `ask_human`, or an approval.
+    pub what: &'static str,
+    /// The Notification hooks' `notification_type`.
+    pub kind: NotificationType,
+}
+
+/// How a question put to the human ended.
+#[derive(Debug)]
+pub(super) enum Heard {
+    /// The answer, journaled.
+    Answer(String),
+    /// The question waits in `interaction/request.json`: the run pauses.
+    Paused,
+    /// A signal arrived while the human was being asked.
+    Stopped(StopSignal),
 }
 
 /// What the model reads when it called `ask_human` without a usable question.
@@ -144,7 +170,9 @@ impl ActiveRun {
 
     /// Step 7 for an `ask_human` call. Like any tool call it has an ACTION_REQUEST and,
     /// once answered, an ACTION_RESULT, and passes the `pre_tool_execution` (which may
-    /// block the question) and `post_tool_execution` hooks.
+    /// block the question) and `post_tool_execution` hooks, and Claude Code's PreToolUse
+    /// (which may deny or rewrite it; its ask and defer change nothing: the call asks
+    /// already) and PostToolUse.
     pub(super) async fn ask_human(
         &mut self,
         call: &ToolCall,
@@ -153,7 +181,15 @@ impl ActiveRun {
     ) -> Result<Asked, EngineError> {
         let started = Instant::now();
         let action_id = uuid::Uuid::new_v4().to_string();
-        let parsed = parse_arguments(&call.arguments);
+        let mut parsed = parse_arguments(&call.arguments);
+        let mut claude = Ruling::default();
+        if let Ok(args) = &parsed {
+            let tool = tool_use(&call.name, false, args, &call.id);
+            claude = self.claude_pre_tool(tool, observer, shutdown).await?;
+            if let Some(input) = claude.tool_input.clone() {
+                parsed = Ok(input);
+            }
+        }
         let tool_args = parsed.clone().unwrap_or_default();
         self.request_action(call, &action_id, &tool_args, None, None, observer)?;
         let hook_call = ToolCallInfo {
@@ -169,30 +205,38 @@ impl ActiveRun {
             hidden: false,
             blocked: false,
         };
+        if let Some(reason) = claude.stop {
+            reply.blocked = true;
+            let observation = stopped_observation(&reason);
+            self.answer(&reply, ActionStatus::Error, observation, observer, shutdown)
+                .await?;
+            let error = self.stop_error(crate::config::ClaudeEvent::PreToolUse, &reason);
+            return Ok(Asked::HookStopped(error));
+        }
+        if claude.decision == Some(ClaudeDecision::Deny) {
+            reply.blocked = true;
+            let observation = denied_observation(&claude.reason());
+            return self
+                .answer(&reply, ActionStatus::Error, observation, observer, shutdown)
+                .await;
+        }
         if let Some(observation) = self
             .pre_tool_execution(hook_call, observer, shutdown)
             .await?
         {
             reply.blocked = true;
-            self.answer(&reply, ActionStatus::Error, observation, observer, shutdown)
-                .await?;
-            return Ok(Asked::Answered);
+            return self
+                .answer(&reply, ActionStatus::Error, observation, observer, shutdown)
+                .await;
         }
         let (prompt, input_type, sensitive) = match parsed.and_then(|args| question(&args)) {
             Ok(question) => question,
             Err(observation) => {
-                self.answer(&reply, ActionStatus::Error, observation, observer, shutdown)
-                    .await?;
-                return Ok(Asked::Answered);
+                return self
+                    .answer(&reply, ActionStatus::Error, observation, observer, shutdown)
+                    .await;
             }
         };
-        self.journal
-            .append(EventPayload::HumanInputRequest(HumanInputRequest {
-                request_id: action_id.clone(),
-                prompt: prompt.clone(),
-                input_type,
-                sensitive,
-            }))?;
         let request = InteractionRequest {
             request_id: action_id.clone(),
             timestamp: Timestamp::now(),
@@ -201,67 +245,114 @@ impl ActiveRun {
             sensitive,
         };
         reply.hidden = sensitive || input_type == InputType::Password;
+        let asking = Asking {
+            what: ASK_HUMAN_TOOL,
+            kind: NotificationType::IdlePrompt,
+        };
+        match self
+            .put_question(&request, asking, observer, shutdown)
+            .await?
+        {
+            Heard::Answer(text) => {
+                self.answer(&reply, ActionStatus::Success, text, observer, shutdown)
+                    .await
+            }
+            Heard::Paused => Ok(Asked::Paused),
+            Heard::Stopped(signal) => {
+                let observation = format!(
+                    "Error: the run was interrupted by {signal} while waiting for the \
+                     human's answer; no answer was given."
+                );
+                self.answer(&reply, ActionStatus::Error, observation, observer, shutdown)
+                    .await?;
+                Ok(Asked::Stopped(signal))
+            }
+        }
+    }
 
+    /// Puts `request` to the human: HUMAN_INPUT_REQUEST journaled, then asked through
+    /// `-i`'s [`HumanInput`] when there is one (the answer journaled as
+    /// HUMAN_INPUT_RECEIVED), else (or when nobody answers there) written to
+    /// `interaction/request.json` for `delta continue`: the run pauses. The Notification
+    /// hooks fire once, before the human is asked. `asking` says what is asked, for the
+    /// messages and the hooks.
+    pub(super) async fn put_question(
+        &mut self,
+        request: &InteractionRequest,
+        asking: Asking,
+        observer: &mut dyn Observer,
+        shutdown: &mut Shutdown,
+    ) -> Result<Heard, EngineError> {
+        self.journal
+            .append(EventPayload::HumanInputRequest(HumanInputRequest {
+                request_id: request.request_id.clone(),
+                prompt: request.prompt.clone(),
+                input_type: request.input_type,
+                sensitive: request.sensitive,
+            }))?;
+        let what = asking.what;
         let answer = match self.human.clone() {
             None => None,
-            Some(human) => match ask_on_thread(&human, &request, shutdown).await {
-                Ok(Ok(Some(answer))) => Some(answer),
-                Ok(Ok(None)) => {
-                    observer.on_event(&EngineEvent::Warning {
-                        message: "no answer to ask_human: standard input is closed; the run \
-                                  waits for an answer through `delta continue` instead"
-                            .to_owned(),
-                    });
-                    None
+            Some(human) => {
+                self.claude_notify(asking.kind, &request.prompt, observer, shutdown)
+                    .await?;
+                match ask_on_thread(&human, request, shutdown).await {
+                    Ok(Ok(Some(answer))) => Some(answer),
+                    Ok(Ok(None)) => {
+                        observer.on_event(&EngineEvent::Warning {
+                            message: format!(
+                                "no answer to {what}: standard input is closed; the run \
+                                 waits for an answer through `delta continue` instead"
+                            ),
+                        });
+                        None
+                    }
+                    Ok(Err(error)) => {
+                        observer.on_event(&EngineEvent::Warning {
+                            message: format!(
+                                "cannot ask on the terminal ({error}); the run waits for an \
+                                 answer through `delta continue` instead"
+                            ),
+                        });
+                        None
+                    }
+                    Err(signal) => {
+                        human.abandon();
+                        return Ok(Heard::Stopped(signal));
+                    }
                 }
-                Ok(Err(error)) => {
-                    observer.on_event(&EngineEvent::Warning {
-                        message: format!(
-                            "cannot ask on the terminal ({error}); the run waits for an answer \
-                             through `delta continue` instead"
-                        ),
-                    });
-                    None
-                }
-                Err(signal) => {
-                    human.abandon();
-                    let observation = format!(
-                        "Error: the run was interrupted by {signal} while waiting for the \
-                         human's answer; no answer was given."
-                    );
-                    self.answer(&reply, ActionStatus::Error, observation, observer, shutdown)
-                        .await?;
-                    return Ok(Asked::Stopped(signal));
-                }
-            },
+            }
         };
         match answer {
             Some(text) => {
                 self.journal
                     .append(EventPayload::HumanInputReceived(HumanInputReceived {
-                        request_id: action_id.clone(),
+                        request_id: request.request_id.clone(),
                         response: text.clone(),
                     }))?;
-                self.answer(&reply, ActionStatus::Success, text, observer, shutdown)
-                    .await?;
-                Ok(Asked::Answered)
+                Ok(Heard::Answer(text))
             }
             None => {
-                write_interaction_request(&self.paths, &request, &self.output.redactor)?;
+                write_interaction_request(&self.paths, request, &self.output.redactor)?;
                 observer.detail(
                     Level::Info,
                     format!(
-                        "action {action_id}: ask_human waits for an answer in {}",
+                        "action {}: {what} waits for an answer in {}",
+                        request.request_id,
                         self.paths.interaction_response().display()
                     ),
                 );
-                Ok(Asked::Paused)
+                if self.human.is_none() {
+                    self.claude_notify(asking.kind, &request.prompt, observer, shutdown)
+                        .await?;
+                }
+                Ok(Heard::Paused)
             }
         }
     }
 
     /// Journals the ACTION_RESULT of an `ask_human` call, reports it, and runs the
-    /// `post_tool_execution` hook.
+    /// `post_tool_execution` hook, and Claude Code's PostToolUse for an answered one.
     async fn answer(
         &mut self,
         reply: &Reply<'_>,
@@ -269,7 +360,7 @@ impl ActiveRun {
         observation: String,
         observer: &mut dyn Observer,
         shutdown: &mut Shutdown,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Asked, EngineError> {
         let call = reply.call;
         let exit_code = match status {
             ActionStatus::Success => Some(0),
@@ -298,8 +389,15 @@ impl ActiveRun {
             exit_code,
             observation: &observation,
         };
-        self.post_tool_execution(call, result, reply.blocked, observer, shutdown)
+        let ran = (status == ActionStatus::Success).then(|| Ran {
+            mcp: false,
+            duration: reply.started.elapsed(),
+            streams: None,
+            interrupted: false,
+        });
+        self.after_tool(call, result, reply.blocked, ran, observer, shutdown)
             .await
+            .map(|stopped| stopped.map_or(Asked::Answered, Asked::HookStopped))
     }
 }
 

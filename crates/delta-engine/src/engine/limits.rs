@@ -57,6 +57,7 @@ impl ActiveRun {
         self.ledger = self
             .ledger
             .rebuilt(limits.budget, self.ledger.parent().cloned());
+        self.claude.set_askable(limits.ask_human);
         self.limits = limits;
         self.record_budget();
         self

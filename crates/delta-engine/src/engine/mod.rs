@@ -34,6 +34,7 @@
 mod act;
 mod ask_human;
 mod called;
+mod claude;
 mod event;
 mod hooks;
 mod limits;
@@ -66,6 +67,7 @@ pub use window::CONTEXT_WINDOW_EXCEEDED;
 
 use crate::config::Agent;
 use crate::environment::{CallEnvironment, EnvironmentReport, Placement};
+use crate::hooks::claude::{ClaudeRunner, StartSource};
 use crate::hooks::{HookEvent, HookRunner, ToolCallInfo, ToolResultInfo};
 use crate::journal::{
     ActionRequest, ActionResult, EventPayload, Journal, JournalError, MessageLevel, RunEnd,
@@ -77,7 +79,9 @@ use crate::run::{
     ErrorInfo, ErrorType, Metadata, RunLock, RunPaths, RunStateError, Timestamp, write_metadata,
 };
 use crate::tool::{ASK_HUMAN_TOOL, AgentTool, ToolSpec};
+use act::Acted;
 use ask_human::Asked;
+use claude::{Ran, StopHook};
 use event::Both;
 use limits::{Cut, Verdict};
 use think::request_params;
@@ -125,6 +129,18 @@ pub struct ActiveRun {
     /// Answers `ask_human` at once (`-i`); without it the run pauses for the answer.
     human: Option<Arc<dyn HumanInput>>,
     hooks: HookRunner,
+    /// The hooks of Claude Code's protocol.
+    claude: ClaudeRunner,
+    /// SessionStart's `source`: how this process came to drive the run.
+    source: StartSource,
+    /// The prompt UserPromptSubmit judges first: the task, or `delta continue`'s
+    /// instruction.
+    prompt: Option<String>,
+    /// Iterations the context left out when PreCompact last fired in this process.
+    compacted: usize,
+    /// The call a PreToolUse hook held for approval, answered by `delta continue`: it runs
+    /// (or is refused) first thing.
+    approval: Option<(ActionRequest, String)>,
     output: OutputPolicy,
     /// The run's MCP servers while the loop runs (started by `drive`).
     mcp: Option<crate::mcp::McpServers>,
@@ -207,15 +223,24 @@ impl ActiveRun {
                 .as_ref()
                 .map(EnvironmentReport::summary),
         });
-        let looped = match self.start_mcp(agent, observer, &mut shutdown).await {
-            Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,
-            Err(stop) => Ok(stop),
+        // SessionStart and UserPromptSubmit first: a refused prompt needs no MCP server.
+        let looped = match self
+            .claude_start(&agent.llm.model, observer, &mut shutdown)
+            .await
+        {
+            Err(error) => Err(error),
+            Ok(Some(stop)) => Ok(stop),
+            Ok(None) => match self.start_mcp(agent, observer, &mut shutdown).await {
+                Ok(()) => self.run_loop(agent, llm, observer, &mut shutdown).await,
+                Err(stop) => Ok(stop),
+            },
         };
         self.stop_mcp(observer).await;
         let stop = match looped {
             Ok(stop) => stop,
             Err(error) => Stop::Failed(ErrorInfo::new(ErrorType::EngineError, error.to_string())),
         };
+        self.claude_end(&stop, observer, &mut shutdown).await;
         self.end_hooks(&stop, observer, &mut shutdown).await;
         self.finish(stop, observer)?;
         Ok(self.paths)
@@ -257,8 +282,26 @@ impl ActiveRun {
                 exit_code: result.exit_code,
                 observation: &result.observation_content,
             };
-            self.post_tool_execution(call, result, false, observer, shutdown)
+            let ran = Ran {
+                mcp: false,
+                duration: std::time::Duration::ZERO,
+                streams: None,
+                interrupted: false,
+            };
+            if let Some(error) = self
+                .after_tool(call, result, false, Some(ran), observer, shutdown)
+                .await?
+            {
+                return Ok(Stop::Interrupted(error));
+            }
+        }
+        if let Some((request, answer)) = self.approval.take() {
+            let acted = self
+                .resume_approval(agent, request, &answer, observer, shutdown)
                 .await?;
+            if let Some(stop) = self.acted_stop(acted, observer)? {
+                return Ok(stop);
+            }
         }
         let open = std::mem::take(&mut self.open_children);
         if let Some(stop) = self
@@ -341,7 +384,13 @@ impl ActiveRun {
                 self.ask_to_continue(iteration, observer)?;
             } else if said.tool_calls.is_empty() {
                 match self.final_answer(&said.content, observer)? {
-                    Verdict::Final(result) => return Ok(Stop::Completed(result)),
+                    Verdict::Final(result) => {
+                        match self.claude_stop(&said.content, observer, shutdown).await? {
+                            StopHook::Complete => return Ok(Stop::Completed(result)),
+                            StopHook::Stopped(stop) => return Ok(stop),
+                            StopHook::GoOn => {}
+                        }
+                    }
                     Verdict::Fail(error) => return Ok(Stop::Failed(error)),
                     Verdict::Repair => {}
                 }
@@ -398,15 +447,12 @@ impl ActiveRun {
                     Asked::Answered => continue,
                     Asked::Paused => return Ok(Some(Stop::WaitingForInput)),
                     Asked::Stopped(signal) => return Ok(Some(interrupted(signal))),
+                    Asked::HookStopped(error) => return Ok(Some(Stop::Interrupted(error))),
                 }
             }
-            match self.act(agent, call, truncated, observer, shutdown).await? {
-                None => {}
-                Some(Cut::Signal(signal)) => return Ok(Some(interrupted(signal))),
-                Some(Cut::Budget) => {
-                    let exceeded = self.duration_spent();
-                    return self.budget_stop(exceeded, observer).map(Some);
-                }
+            let acted = self.act(agent, call, truncated, observer, shutdown).await?;
+            if let Some(stop) = self.acted_stop(acted, observer)? {
+                return Ok(Some(stop));
             }
             let during = format!("tool `{}`", call.name);
             if let Some(stop) = self.guard_run_files(&during, observer)? {
@@ -414,6 +460,24 @@ impl ActiveRun {
             }
         }
         Ok(None)
+    }
+
+    /// Where a tool call's end takes the loop: on, or to the run's end.
+    fn acted_stop(
+        &mut self,
+        acted: Acted,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<Stop>, EngineError> {
+        match acted {
+            Acted::Done => Ok(None),
+            Acted::Cut(Cut::Signal(signal)) => Ok(Some(interrupted(signal))),
+            Acted::Cut(Cut::Budget) => {
+                let exceeded = self.duration_spent();
+                self.budget_stop(exceeded, observer).map(Some)
+            }
+            Acted::Paused => Ok(Some(Stop::WaitingForInput)),
+            Acted::Stopped(error) => Ok(Some(Stop::Interrupted(error))),
+        }
     }
 
     /// A final answer cut by the token limit: journaled notice (the model reads it as a

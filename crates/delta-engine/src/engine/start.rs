@@ -14,6 +14,7 @@ use crate::budget::Budget;
 use crate::config::Agent;
 use crate::environment::{Environment, EnvironmentReport, Placement};
 use crate::hooks::HookRunner;
+use crate::hooks::claude::{ClaudeRunner, StartSource};
 use crate::journal::{
     EventPayload, FsyncPolicy, Journal, MessageLevel, RunStart, SystemMessage, read_journal,
 };
@@ -80,6 +81,11 @@ impl ActiveRun {
         let mut answered = None;
         let mut pending_calls = Vec::new();
         let mut open_children = Vec::new();
+        let mut approval = None;
+        let (source, prompt) = match &origin {
+            Origin::New(new) => (StartSource::Startup, Some(new.task.to_owned())),
+            Origin::Continued(resumed) => (StartSource::Resume, instruction(&resumed.report)),
+        };
         let (paths, lock, journal, metadata) = match origin {
             Origin::New(new) => create(&new, agent, &output)?,
             Origin::Continued(resumed) => {
@@ -108,6 +114,7 @@ impl ActiveRun {
                 });
                 pending_calls = report.repairs.to_run;
                 open_children = report.repairs.subagents;
+                approval = report.repairs.approval;
                 (paths, lock, journal, metadata)
             }
         };
@@ -129,6 +136,16 @@ impl ActiveRun {
         let ordinals = subagent_calls(&paths)?;
         Ok(ActiveRun {
             hooks: HookRunner::new(agent.hooks.clone(), &paths, output.clone()),
+            claude: ClaudeRunner::new(
+                agent.claude_hooks.clone(),
+                &paths,
+                &agent.home,
+                output.clone(),
+            ),
+            source,
+            prompt,
+            compacted: 0,
+            approval,
             paths,
             _lock: lock,
             journal,
@@ -245,6 +262,16 @@ fn create(
         metadata.pid
     ));
     Ok((paths, lock, journal, metadata))
+}
+
+/// The instruction a continued run was given, which UserPromptSubmit judges: `-m` as a
+/// user message (an answer to a question is not one, unless no question was pending).
+fn instruction(report: &ResumeReport) -> Option<String> {
+    match &report.entry {
+        Entry::UserMessage(text) => Some(text.clone()),
+        Entry::Answer { text, .. } if report.answer_as_user_message => Some(text.clone()),
+        Entry::Answer { .. } | Entry::Resume | Entry::Finished => None,
+    }
 }
 
 /// Records in `engine.log` what the takeover of a continued run did.

@@ -196,6 +196,12 @@ impl ActiveRun {
                 budget_tokens: report.budget_tokens,
             });
         }
+        if let Some(stop) = self
+            .claude_pre_compact(report.left_out_iterations, observer, shutdown)
+            .await?
+        {
+            return Ok(Err(stop));
+        }
         Ok(Ok(Built {
             messages: built.messages,
             report,

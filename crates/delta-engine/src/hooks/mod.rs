@@ -16,9 +16,11 @@
 //! [`HookOutcome`] that changes nothing, which the engine journals as a
 //! `HOOK_EXECUTION_AUDIT` plus a `SYSTEM_MESSAGE` warning before going on.
 
+pub mod claude;
 mod context;
 mod outcome;
 mod runner;
+mod steps;
 
 pub use context::{HookContext, HookControl, HookDetails};
 pub use outcome::{HookEffect, HookFailure, HookOutcome};

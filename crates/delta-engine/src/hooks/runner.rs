@@ -13,7 +13,8 @@ use serde_json::{Map, Value, json};
 
 use super::context::{HookContext, HookControl, HookDetails};
 use super::outcome::{HookEffect, HookFailure, HookOutcome};
-use crate::config::{HookName, HookSpec, Hooks};
+use super::steps::{StepDirs, dir_name};
+use crate::config::{HookName, Hooks};
 use crate::journal::ActionStatus;
 use crate::llm::API_KEY_VARIABLES;
 use crate::process::{OutputPolicy, ProcessError, ProcessOptions, ProcessOutcome, run_process};
@@ -267,8 +268,7 @@ pub struct HookRunner {
     workspace: PathBuf,
     run_dir: PathBuf,
     journal: PathBuf,
-    hooks_dir: PathBuf,
-    next_step: u32,
+    steps: StepDirs,
     output: OutputPolicy,
 }
 
@@ -282,15 +282,13 @@ impl HookRunner {
         // Hooks run in the workspace and receive these paths: make them absolute once, so
         // that they mean the same thing to the hook as to the engine.
         let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.into());
-        let hooks_dir = absolute(&paths.hooks_dir());
         Self {
-            next_step: last_step(&hooks_dir).map_or(1, |step| step.saturating_add(1)),
+            steps: StepDirs::new(absolute(&paths.hooks_dir())),
             hooks,
             run_id: paths.run_id().as_str().to_owned(),
             workspace: absolute(paths.workspace()),
             run_dir: absolute(paths.dir()),
             journal: absolute(&paths.journal()),
-            hooks_dir,
             output,
         }
     }
@@ -298,7 +296,7 @@ impl HookRunner {
     /// The step number the next invocation will get.
     #[must_use]
     pub fn next_step(&self) -> u32 {
-        self.next_step
+        self.steps.next()
     }
 
     /// Runs the hook `event` triggers, if one is configured (`None` otherwise: nothing is
@@ -321,11 +319,11 @@ impl HookRunner {
     ) -> Option<HookOutcome> {
         let hook = event.hook();
         let spec = self.hooks.get(hook)?.clone();
-        let (step, dir) = self.allocate(hook);
+        let (step, dir) = self.steps.allocate(hook.as_str());
         let outcome = |result| HookOutcome {
             hook,
             step,
-            io_path_ref: format!("io/hooks/{}/", dir_name(step, hook)),
+            io_path_ref: format!("io/hooks/{}/", dir_name(step, hook.as_str())),
             result,
         };
         let dir = match dir {
@@ -368,7 +366,14 @@ impl HookRunner {
             _ = cancel => None,
         };
         let redactor = &self.output.redactor;
-        if let Err(e) = record(&meta, &spec, process.as_ref(), started.elapsed(), redactor) {
+        let command = command_line(&spec.command);
+        if let Err(e) = record(
+            &meta,
+            &command,
+            process.as_ref(),
+            started.elapsed(),
+            redactor,
+        ) {
             return Some(outcome(Err(HookFailure::Record(e))));
         }
         let Some(process) = process else {
@@ -402,30 +407,6 @@ impl HookRunner {
             }) => Err(HookFailure::Signal(signal.unwrap_or_default())),
         };
         Some(outcome(result))
-    }
-
-    /// Creates the next `{step}_{hook}/` directory. A directory of that name left by an
-    /// earlier process is never reused: the step moves on until a fresh one is created.
-    fn allocate(&mut self, hook: HookName) -> (u32, Result<PathBuf, String>) {
-        if let Err(e) = fs_err::create_dir_all(&self.hooks_dir) {
-            let step = self.take_step();
-            return (step, Err(e.to_string()));
-        }
-        loop {
-            let step = self.take_step();
-            let dir = self.hooks_dir.join(dir_name(step, hook));
-            match fs_err::create_dir(&dir) {
-                Ok(()) => return (step, Ok(dir)),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && step < u32::MAX => {}
-                Err(e) => return (step, Err(e.to_string())),
-            }
-        }
-    }
-
-    fn take_step(&mut self) -> u32 {
-        let step = self.next_step;
-        self.next_step = step.saturating_add(1);
-        step
     }
 
     /// Writes `input/` and creates the empty `output/` and `execution_meta/`.
@@ -471,36 +452,19 @@ impl HookRunner {
     }
 }
 
-/// `{step}_{hook}`: the step zero-padded to at least three digits.
-fn dir_name(step: u32, hook: HookName) -> String {
-    format!("{step:03}_{}", hook.as_str())
-}
-
-/// The highest step among the `{step}_{name}` entries of `hooks_dir`.
-fn last_step(hooks_dir: &Path) -> Option<u32> {
-    std::fs::read_dir(hooks_dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let name = entry.file_name();
-            let (digits, _) = name.to_str()?.split_once('_')?;
-            digits.parse::<u32>().ok()
-        })
-        .max()
-}
-
 /// Writes `execution_meta/` (the layout of `io/tool_executions/`) around the stdout.log
 /// and stderr.log the process runner streamed; `process` is `None` when the hook was
 /// abandoned after `elapsed`.
-fn record(
+///
+/// Returns how it ended in the words of `exit_code.txt`, and its duration in milliseconds.
+pub(super) fn record(
     meta: &Path,
-    spec: &HookSpec,
+    command: &str,
     process: Option<&Result<ProcessOutcome, ProcessError>>,
     elapsed: Duration,
     redactor: &Redactor,
-) -> Result<(), String> {
+) -> Result<(String, u64), String> {
     let write = |path: &Path, bytes: &[u8]| write(redactor, path, bytes);
-    let command = command_line(&spec.command);
     write(&meta.join("command.txt"), format!("{command}\n").as_bytes())?;
     // The same words as `io/tool_executions/*/exit_code.txt`.
     let (exit_code, duration_ms) = match process {
@@ -521,7 +485,8 @@ fn record(
     write(
         &meta.join("duration_ms.txt"),
         format!("{duration_ms}\n").as_bytes(),
-    )
+    )?;
+    Ok((exit_code, u64::try_from(duration_ms).unwrap_or(u64::MAX)))
 }
 
 /// Reads what a successful hook wrote to `output/` into the effect on the run, secrets

@@ -114,6 +114,7 @@ pub(super) fn fill_call_ids(events: &mut [Event]) {
             | EventPayload::HumanInputReceived(_)
             | EventPayload::SystemMessage(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_) => {}
         }
     }
@@ -141,6 +142,7 @@ fn needs_filling(events: &[Event]) -> bool {
         EventPayload::HumanInputReceived(answer) => answer.request_id.is_empty(),
         EventPayload::SystemMessage(_)
         | EventPayload::HookExecutionAudit(_)
+        | EventPayload::ClaudeHook(_)
         | EventPayload::RunEnd(_) => false,
     })
 }
@@ -157,6 +159,7 @@ fn thought_at(events: &mut [Event], index: usize) -> Option<&mut Thought> {
             | EventPayload::HumanInputReceived(_)
             | EventPayload::SystemMessage(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_),
         )
         | None => None,

@@ -59,6 +59,8 @@ pub enum EventPayload {
     SystemMessage(SystemMessage),
     /// A lifecycle hook ran (or was skipped).
     HookExecutionAudit(HookExecutionAudit),
+    /// A hook of Claude Code's protocol ran.
+    ClaudeHook(ClaudeHook),
     /// A process stopped working on the run. A continued run has several.
     RunEnd(RunEnd),
 }
@@ -77,6 +79,7 @@ impl EventPayload {
             EventPayload::HumanInputReceived(_) => "HUMAN_INPUT_RECEIVED",
             EventPayload::SystemMessage(_) => "SYSTEM_MESSAGE",
             EventPayload::HookExecutionAudit(_) => "HOOK_EXECUTION_AUDIT",
+            EventPayload::ClaudeHook(_) => "CLAUDE_HOOK",
             EventPayload::RunEnd(_) => "RUN_END",
         }
     }
@@ -145,6 +148,7 @@ enum EventType {
     HumanInputReceived,
     SystemMessage,
     HookExecutionAudit,
+    ClaudeHook,
     RunEnd,
 }
 
@@ -170,6 +174,7 @@ impl<'de> DeserializeSeed<'de> for PayloadSeed {
             EventType::HookExecutionAudit => {
                 EventPayload::HookExecutionAudit(HookExecutionAudit::deserialize(d)?)
             }
+            EventType::ClaudeHook => EventPayload::ClaudeHook(ClaudeHook::deserialize(d)?),
             EventType::RunEnd => EventPayload::RunEnd(RunEnd::deserialize(d)?),
         })
     }
@@ -520,6 +525,92 @@ pub struct HookExecutionAudit {
     pub status: HookStatus,
     /// The hook's I/O directory relative to the run directory, e.g.
     /// `io/hooks/005_pre_llm_request/`.
+    pub io_path_ref: String,
+}
+
+/// What a hook of Claude Code's protocol decided (its stdout JSON or its exit code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaudeDecision {
+    /// PreToolUse: the call may run.
+    Allow,
+    /// PreToolUse: a human must approve the call first.
+    Ask,
+    /// PreToolUse: the call waits for a human, as `ask` does.
+    Defer,
+    /// PreToolUse: the call is refused (a JSON deny, or exit 2).
+    Deny,
+    /// PostToolUse, UserPromptSubmit, Stop: `decision: "block"`, or exit 2.
+    Block,
+    /// `continue: false`: the run stops.
+    Stop,
+}
+
+impl ClaudeDecision {
+    /// The name as journaled.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaudeDecision::Allow => "allow",
+            ClaudeDecision::Ask => "ask",
+            ClaudeDecision::Defer => "defer",
+            ClaudeDecision::Deny => "deny",
+            ClaudeDecision::Block => "block",
+            ClaudeDecision::Stop => "stop",
+        }
+    }
+}
+
+/// Payload of `CLAUDE_HOOK`: one hook of Claude Code's protocol ran (docs/hooks.md,
+/// "Claude Code hooks"). One event per hook, journaled as the hook ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = not_required(&[
+    "source", "matcher", "exit_code", "ended", "decision", "reason", "duration_ms",
+    "tool_use_id", "updated_input", "system_message", "error",
+]))]
+pub struct ClaudeHook {
+    /// The event, e.g. `PreToolUse`.
+    pub event: String,
+    /// The hook's command as configured.
+    pub command: String,
+    /// `hooks.json` or `hooks.yaml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The matcher of its group, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// SUCCESS when its answer was read (a block is a success), FAILED when it could not
+    /// be (a non-blocking error: another exit code, a timeout, output that does not parse).
+    pub status: HookStatus,
+    /// The exit code, when the command exited.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// How it ended, in the words of `exit_code.txt`: the code, `timeout`, `signal N`,
+    /// `not started`, `interrupted`.
+    #[serde(default)]
+    pub ended: String,
+    /// What it decided, when it decided something.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<ClaudeDecision>,
+    /// The reason it gave (a deny's or block's reason, or the stopReason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// How long it ran.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// The tool call it was about (the model's call id), for tool events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    /// The tool input it replaced the call's with (PreToolUse `updatedInput`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_input: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Its `systemMessage`, shown to the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
+    /// Why its answer could not be used, when FAILED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its record relative to the run directory, e.g. `io/claude_hooks/003_PreToolUse/`.
     pub io_path_ref: String,
 }
 

@@ -37,8 +37,9 @@ impl Exit {
 
     /// The exit code of a run in `status` with `error`:
     /// COMPLETED 0; FAILED 1 (126 when `error.type` is `ConfigError`); WAITING_FOR_INPUT
-    /// 101; INTERRUPTED 1 when a budget was spent or the final answer was cut twice
-    /// (`error.type` `MaxIterationsReached`, `BudgetExceeded`, `OutputTruncated`), else 130
+    /// 101; INTERRUPTED 1 when a budget was spent, the final answer was cut twice or a hook
+    /// stopped the run (`error.type` `MaxIterationsReached`, `BudgetExceeded`,
+    /// `OutputTruncated`, `HookStopped`), else 130
     /// (signal); RUNNING — never a final state — 1.
     #[must_use]
     pub fn for_run(status: RunStatus, error: Option<&ErrorInfo>) -> Self {
@@ -55,6 +56,7 @@ impl Exit {
                         ErrorType::MaxIterationsReached
                             | ErrorType::BudgetExceeded
                             | ErrorType::OutputTruncated
+                            | ErrorType::HookStopped
                     )
                 ) =>
             {

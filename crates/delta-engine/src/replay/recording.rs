@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::ReplayError;
-use crate::journal::{ActionStatus, EventPayload, SubagentRef, read_journal};
+use crate::config::ClaudeEvent;
+use crate::journal::{
+    ActionStatus, ClaudeHook, EventPayload, HookStatus, SubagentRef, read_journal,
+};
 use crate::llm::ModelApi;
 use crate::run::{Metadata, RunId, RunPaths, open_run, read_metadata};
 
@@ -41,6 +44,49 @@ pub struct RecordedResult {
     pub observation: String,
 }
 
+/// One firing of a Claude Code hook inside the loop (PreToolUse, PostToolUse,
+/// PostToolUseFailure, Stop): what a replay fires again in the same order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedHook {
+    /// Its CLAUDE_HOOK's seq.
+    pub seq: u64,
+    /// The event.
+    pub event: String,
+    /// The hook's command.
+    pub command: String,
+    /// What it decided (`allow`, `deny`, …; `none`; `failed` when its answer was lost).
+    pub decision: String,
+}
+
+impl RecordedHook {
+    /// The firing `hook` (journaled at `seq`) when it is one a replay compares.
+    #[must_use]
+    pub fn of(seq: u64, hook: &ClaudeHook) -> Option<Self> {
+        let compared = [
+            ClaudeEvent::PreToolUse,
+            ClaudeEvent::PostToolUse,
+            ClaudeEvent::PostToolUseFailure,
+            ClaudeEvent::Stop,
+        ];
+        // Not SessionStart/End, Notification or UserPromptSubmit: they follow the
+        // processes that drove the run (a replay is one), not the model's answers.
+        if !compared.iter().any(|event| event.as_str() == hook.event) {
+            return None;
+        }
+        let decision = match (hook.status, hook.decision) {
+            (HookStatus::Failed, _) => "failed",
+            (HookStatus::Success | HookStatus::Skipped, Some(decision)) => decision.as_str(),
+            (HookStatus::Success | HookStatus::Skipped, None) => "none",
+        };
+        Some(Self {
+            seq,
+            event: hook.event.clone(),
+            command: hook.command.clone(),
+            decision: decision.to_owned(),
+        })
+    }
+}
+
 /// A recorded run.
 #[derive(Debug)]
 pub struct Recording {
@@ -54,11 +100,14 @@ pub struct Recording {
     pub calls: Vec<RecordedCall>,
     /// Its tool results (`ask_human` included), in journal order.
     pub results: Vec<RecordedResult>,
-    /// The answers its `ask_human` questions got, in journal order (not those relayed to
-    /// its sub-agents: they are in the sub-agents' recordings).
+    /// The answers its `ask_human` questions (and hooks' approval questions) got, in
+    /// journal order (not those relayed to its sub-agents: they are in the sub-agents'
+    /// recordings).
     pub human_answers: Vec<String>,
     /// The sub-agent runs its agent tools started, in journal order.
     pub subagents: Vec<SubagentRef>,
+    /// Its Claude Code hook firings inside the loop, in journal order.
+    pub hooks: Vec<RecordedHook>,
     /// The seq of its last event.
     pub last_seq: u64,
 }
@@ -78,6 +127,7 @@ impl Recording {
         let mut human_answers = Vec::new();
         let mut subagents = Vec::new();
         let mut relayed: Vec<&str> = Vec::new();
+        let mut hooks = Vec::new();
         for event in &events {
             match &event.payload {
                 EventPayload::Thought(thought) => {
@@ -107,6 +157,9 @@ impl Recording {
                 {
                     human_answers.push(received.response.clone());
                 }
+                EventPayload::ClaudeHook(hook) => {
+                    hooks.extend(RecordedHook::of(event.seq, hook));
+                }
                 EventPayload::RunStart(_)
                 | EventPayload::UserMessage(_)
                 | EventPayload::HumanInputRequest(_)
@@ -124,6 +177,7 @@ impl Recording {
             results,
             human_answers,
             subagents,
+            hooks,
             last_seq: events.last().map_or(0, |event| event.seq),
         })
     }

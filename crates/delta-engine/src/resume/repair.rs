@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use crate::hooks::claude::{approves, refused_observation};
 use crate::journal::{
     ActionRequest, ActionResult, ActionStatus, Event, EventPayload, HumanInputReceived, ToolCall,
     dangling_action_requests,
@@ -43,6 +44,10 @@ pub struct Repairs {
     /// run now, after the answer, as they do when the question is answered on the
     /// terminal (`-i`).
     pub to_run: Vec<ToolCall>,
+    /// The tool call a PreToolUse hook held for a human's approval, with the answer given
+    /// now (its HUMAN_INPUT_RECEIVED is journaled, its result is not: the engine runs the
+    /// call, or refuses it, first thing).
+    pub approval: Option<(ActionRequest, String)>,
     /// Agent tool calls whose sub-agent run had not ended for its caller: they stay
     /// unanswered in the journal, and the run continues their children (it never starts
     /// them again) before anything else.
@@ -73,6 +78,7 @@ impl Repairs {
         // Open calls stay open through every pass: the later pass knows their answers.
         self.subagents = other.subagents;
         self.relayed |= other.relayed;
+        self.approval = self.approval.take().or(other.approval);
     }
 }
 
@@ -87,6 +93,12 @@ impl Repairs {
 ///   is continued ([`Repairs::subagents`]); when `answer` answers the child's question
 ///   (relayed as this run's HUMAN_INPUT_REQUEST), HUMAN_INPUT_RECEIVED is journaled and
 ///   the answer goes to the child.
+/// - A call a PreToolUse hook held for approval (an ACTION_REQUEST of another tool with a
+///   HUMAN_INPUT_REQUEST of its id) is never run by the repair: given `answer`, the answer
+///   is journaled and the call handed to the engine ([`Repairs::approval`]); with an
+///   approval already journaled (a `continue` that died) it may have run, so it gets
+///   [`INTERRUPTED_NOT_RERUN`]; with a refusal journaled, the refusal; unanswered, it
+///   never ran: [`NOT_RUN`].
 /// - A tool call of the last THOUGHT that has no result after it, and no ACTION_REQUEST,
 ///   gets an ACTION_REQUEST (no command) and an ERROR result ([`NOT_RUN`]), so that every
 ///   call the model made is answered before the next LLM request, as chat APIs require;
@@ -105,7 +117,11 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
         })
         .collect();
     let dangling = dangling_action_requests(events);
-    let pending = answer.and_then(|_| pending_question(events, &dangling, &received));
+    let gated = approval_requests(events, &dangling);
+    let approval = answer.and_then(|_| pending_approval(events, &gated, &received));
+    let pending = answer
+        .filter(|_| approval.is_none())
+        .and_then(|_| pending_question(events, &dangling, &received));
     let mut answered_calls: HashSet<String> = HashSet::new();
     for request in &dangling {
         if request.subagent.is_some() {
@@ -133,25 +149,49 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
             continue;
         }
         let is_ask = request.tool_name == ASK_HUMAN_TOOL;
-        let (status, observation, exit_code) =
-            if let (true, Some(response)) = (is_ask, received.get(request.action_id.as_str())) {
-                repairs.recovered_answers.push(request.action_id.clone());
-                (ActionStatus::Success, (*response).to_owned(), Some(0))
-            } else if let (Some((action_id, request_id)), Some(text)) = (&pending, answer)
-                && *action_id == request.action_id
-            {
-                repairs
-                    .events
-                    .push(EventPayload::HumanInputReceived(HumanInputReceived {
-                        request_id: request_id.clone(),
-                        response: text.to_owned(),
-                    }));
-                repairs.answered = Some((*request).clone());
-                (ActionStatus::Success, text.to_owned(), Some(0))
-            } else {
+        let gate = gated.contains(request.action_id.as_str());
+        let (status, observation, exit_code) = if let (true, Some(response)) =
+            (gate, received.get(request.action_id.as_str()))
+        {
+            if approves(response) {
                 repairs.interrupted_actions.push(request.action_id.clone());
                 (ActionStatus::Error, INTERRUPTED_NOT_RERUN.to_owned(), None)
-            };
+            } else {
+                (ActionStatus::Error, refused_observation(response), None)
+            }
+        } else if let (true, Some(text)) = (gate, answer)
+            && approval.as_deref() == Some(request.action_id.as_str())
+        {
+            repairs
+                .events
+                .push(EventPayload::HumanInputReceived(HumanInputReceived {
+                    request_id: request.action_id.clone(),
+                    response: text.to_owned(),
+                }));
+            repairs.approval = Some(((*request).clone(), text.to_owned()));
+            answered_calls.insert(request.tool_call_id.clone());
+            continue;
+        } else if gate {
+            repairs.not_run_calls.push(request.tool_call_id.clone());
+            (ActionStatus::Error, NOT_RUN.to_owned(), None)
+        } else if let (true, Some(response)) = (is_ask, received.get(request.action_id.as_str())) {
+            repairs.recovered_answers.push(request.action_id.clone());
+            (ActionStatus::Success, (*response).to_owned(), Some(0))
+        } else if let (Some((action_id, request_id)), Some(text)) = (&pending, answer)
+            && *action_id == request.action_id
+        {
+            repairs
+                .events
+                .push(EventPayload::HumanInputReceived(HumanInputReceived {
+                    request_id: request_id.clone(),
+                    response: text.to_owned(),
+                }));
+            repairs.answered = Some((*request).clone());
+            (ActionStatus::Success, text.to_owned(), Some(0))
+        } else {
+            repairs.interrupted_actions.push(request.action_id.clone());
+            (ActionStatus::Error, INTERRUPTED_NOT_RERUN.to_owned(), None)
+        };
         answered_calls.insert(request.tool_call_id.clone());
         repairs
             .events
@@ -171,7 +211,8 @@ pub fn plan(events: &[Event], answer: Option<&str>) -> Repairs {
         }
         // The run paused at the question it just got the answer to: these calls wait for
         // it, they were not lost to a crash (issue 12 item 4).
-        if repairs.answered.is_some() || !repairs.subagents.is_empty() {
+        if repairs.answered.is_some() || !repairs.subagents.is_empty() || repairs.approval.is_some()
+        {
             repairs.to_run.push(call.clone());
             continue;
         }
@@ -247,6 +288,53 @@ fn pending_question(
     })
 }
 
+/// The action ids of the dangling calls a PreToolUse hook held for a human's approval: a
+/// HUMAN_INPUT_REQUEST carries their id. Not `ask_human`, nor an agent call, whose id a
+/// question relayed from its sub-agent carries.
+fn approval_requests<'a>(events: &[Event], dangling: &[&'a ActionRequest]) -> HashSet<&'a str> {
+    let asked: HashSet<&str> = events
+        .iter()
+        .filter_map(|e| {
+            if let EventPayload::HumanInputRequest(r) = &e.payload {
+                Some(r.request_id.as_str())
+            } else {
+                None
+            }
+        })
+        .collect();
+    dangling
+        .iter()
+        .filter(|r| {
+            r.tool_name != ASK_HUMAN_TOOL
+                && r.subagent.is_none()
+                && asked.contains(r.action_id.as_str())
+        })
+        .map(|r| r.action_id.as_str())
+        .collect()
+}
+
+/// The held call an answer belongs to: the one the last unanswered HUMAN_INPUT_REQUEST
+/// names, when that is a held call.
+fn pending_approval(
+    events: &[Event],
+    gated: &HashSet<&str>,
+    received: &HashMap<&str, &str>,
+) -> Option<String> {
+    events.iter().rev().find_map(|e| {
+        if let EventPayload::HumanInputRequest(r) = &e.payload
+            && !received.contains_key(r.request_id.as_str())
+        {
+            Some(
+                gated
+                    .contains(r.request_id.as_str())
+                    .then(|| r.request_id.clone()),
+            )
+        } else {
+            None
+        }
+    })?
+}
+
 /// The tool calls of the last THOUGHT that no later ACTION_RESULT answers (by
 /// `tool_call_id`; ids are only unique within one THOUGHT, so earlier results do not count).
 fn unanswered_calls_of_last_thought(events: &[Event]) -> Vec<&crate::journal::ToolCall> {
@@ -274,4 +362,128 @@ fn unanswered_calls_of_last_thought(events: &[Event]) -> Vec<&crate::journal::To
         .iter()
         .filter(|call| !answered.contains(call.id.as_str()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::context::tests::events as journal;
+    use crate::journal::{HumanInputRequest, Thought};
+    use crate::run::InputType;
+
+    /// A turn of two `write` calls, the first held by a hook for approval.
+    fn held(answered: Option<&str>) -> Vec<Event> {
+        let call = |id: &str| ToolCall {
+            id: id.to_owned(),
+            name: "write".to_owned(),
+            arguments: "{}".to_owned(),
+        };
+        let mut payloads = vec![
+            EventPayload::Thought(Thought {
+                content: String::new(),
+                llm_invocation_ref: "i1".to_owned(),
+                tool_calls: vec![call("c1"), call("c2")],
+                reasoning: None,
+                passback: None,
+                usage: None,
+            }),
+            EventPayload::ActionRequest(ActionRequest {
+                action_id: "a1".to_owned(),
+                tool_call_id: "c1".to_owned(),
+                tool_name: "write".to_owned(),
+                tool_args: json!({"path": "x"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+                resolved_command: Some("tee x".to_owned()),
+                subagent: None,
+                environment: None,
+            }),
+            EventPayload::HumanInputRequest(HumanInputRequest {
+                request_id: "a1".to_owned(),
+                prompt: "A PreToolUse hook asks…".to_owned(),
+                input_type: InputType::Confirmation,
+                sensitive: false,
+            }),
+        ];
+        if let Some(answer) = answered {
+            payloads.push(EventPayload::HumanInputReceived(HumanInputReceived {
+                request_id: "a1".to_owned(),
+                response: answer.to_owned(),
+            }));
+        }
+        journal(payloads)
+    }
+
+    fn results(repairs: &Repairs) -> Vec<(&str, ActionStatus, &str)> {
+        repairs
+            .events
+            .iter()
+            .filter_map(EventPayload::as_action_result)
+            .map(|r| {
+                (
+                    r.tool_call_id.as_str(),
+                    r.status,
+                    r.observation_content.as_str(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_answer_hands_the_held_call_to_the_engine_unrun() {
+        for answer in ["yes", "no, use staging"] {
+            let repairs = plan(&held(None), Some(answer));
+            let (request, given) = repairs.approval.clone().unwrap_or_else(|| {
+                panic!("no approval for {answer:?}");
+            });
+            assert_eq!((request.action_id.as_str(), given.as_str()), ("a1", answer));
+            assert_eq!(
+                repairs.events,
+                [EventPayload::HumanInputReceived(HumanInputReceived {
+                    request_id: "a1".to_owned(),
+                    response: answer.to_owned(),
+                })],
+                "the answer is journaled, no result: the engine runs or refuses the call"
+            );
+            let waiting: Vec<&str> = repairs.to_run.iter().map(|c| c.id.as_str()).collect();
+            assert_eq!(waiting, ["c2"], "the call after it waited for the answer");
+            assert_eq!(repairs.answered, None);
+        }
+    }
+
+    #[test]
+    fn a_held_call_is_never_run_by_a_repair() {
+        // An approval journaled by a continue that died: the call may have run.
+        let approved = plan(&held(Some("yes")), None);
+        assert_eq!(
+            results(&approved),
+            [
+                ("c1", ActionStatus::Error, INTERRUPTED_NOT_RERUN),
+                ("c2", ActionStatus::Error, NOT_RUN)
+            ]
+        );
+        // A refusal journaled: the call never ran, and the refusal is its result.
+        let refused = plan(&held(Some("no")), None);
+        assert_eq!(
+            results(&refused)[0],
+            (
+                "c1",
+                ActionStatus::Error,
+                "Error: the human did not approve this call, so it was not run. Their \
+                 answer: no"
+            )
+        );
+        // Never answered (the process died while asking): it never ran.
+        let unanswered = plan(&held(None), None);
+        assert_eq!(
+            results(&unanswered)[0],
+            ("c1", ActionStatus::Error, NOT_RUN)
+        );
+        for repairs in [approved, refused, unanswered] {
+            assert_eq!(repairs.approval, None);
+        }
+    }
 }

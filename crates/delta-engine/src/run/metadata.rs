@@ -168,6 +168,12 @@ pub enum ErrorType {
     /// The model's final answer was cut by the token limit twice in a row; status
     /// INTERRUPTED, exit code 1, continuable (raise `llm.max_tokens` first).
     OutputTruncated,
+    /// A Claude Code hook answered `continue: false`; status INTERRUPTED, exit code 1,
+    /// continuable. The message is its `stopReason`.
+    HookStopped,
+    /// A Claude Code `UserPromptSubmit` hook refused the task or the instruction; status
+    /// FAILED, before the model saw it. The message is the hook's reason.
+    PromptBlocked,
     /// Any other name, kept verbatim.
     Other(String),
 }
@@ -186,6 +192,8 @@ impl ErrorType {
             ErrorType::BudgetExceeded => "BudgetExceeded",
             ErrorType::OutputSchemaViolation => "OutputSchemaViolation",
             ErrorType::OutputTruncated => "OutputTruncated",
+            ErrorType::HookStopped => "HookStopped",
+            ErrorType::PromptBlocked => "PromptBlocked",
             ErrorType::Other(name) => name,
         }
     }
@@ -201,6 +209,8 @@ impl ErrorType {
             "BudgetExceeded" => ErrorType::BudgetExceeded,
             "OutputSchemaViolation" => ErrorType::OutputSchemaViolation,
             "OutputTruncated" => ErrorType::OutputTruncated,
+            "HookStopped" => ErrorType::HookStopped,
+            "PromptBlocked" => ErrorType::PromptBlocked,
             _ => ErrorType::Other(name),
         }
     }
@@ -233,8 +243,8 @@ impl JsonSchema for ErrorType {
         json_schema!({
             "type": "string",
             "minLength": 1,
-            "description": "Kind of error. Known kinds: MaxIterationsReached (iteration budget spent; INTERRUPTED, exit 1), Interrupted (signal or orphaned process; INTERRUPTED, exit 130), EngineError, ToolExecutionError, LlmError, ConfigError (exit 126), BudgetExceeded (a cost, tokens or duration budget spent; INTERRUPTED, exit 1), OutputSchemaViolation (the final answer never satisfied the output schema; FAILED), OutputTruncated (the final answer cut by the token limit twice; INTERRUPTED, exit 1). Other names may appear.",
-            "examples": ["MaxIterationsReached", "Interrupted", "EngineError", "ToolExecutionError", "LlmError", "ConfigError", "BudgetExceeded", "OutputSchemaViolation", "OutputTruncated"]
+            "description": "Kind of error. Known kinds: MaxIterationsReached (iteration budget spent; INTERRUPTED, exit 1), Interrupted (signal or orphaned process; INTERRUPTED, exit 130), EngineError, ToolExecutionError, LlmError, ConfigError (exit 126), BudgetExceeded (a cost, tokens or duration budget spent; INTERRUPTED, exit 1), OutputSchemaViolation (the final answer never satisfied the output schema; FAILED), OutputTruncated (the final answer cut by the token limit twice; INTERRUPTED, exit 1), HookStopped (a Claude Code hook answered continue: false; INTERRUPTED, exit 1), PromptBlocked (a UserPromptSubmit hook refused the prompt; FAILED). Other names may appear.",
+            "examples": ["MaxIterationsReached", "Interrupted", "EngineError", "ToolExecutionError", "LlmError", "ConfigError", "BudgetExceeded", "OutputSchemaViolation", "OutputTruncated", "HookStopped", "PromptBlocked"]
         })
     }
 }

@@ -15,6 +15,7 @@ pub const DELTA_DIR: &str = ".delta";
 /// ├── io/invocations/{invocation_id}/{request.json,response.json,metadata.json}
 /// ├── io/tool_executions/{action_id}/{command.txt,stdout.log,stderr.log,exit_code.txt,duration_ms.txt}
 /// ├── io/hooks/{step:03}_{hook_name}/{input,output,execution_meta}/
+/// ├── io/claude_hooks/{step:03}_{Event}/{input.json,command.txt,stdout.log,stderr.log,exit_code.txt,duration_ms.txt}
 /// └── interaction/{request.json,response.txt}
 /// ```
 ///
@@ -183,6 +184,12 @@ impl RunPaths {
     #[must_use]
     pub fn hook_io_path_ref(step: u32, hook_name: &str) -> String {
         format!("io/hooks/{}/", hook_dir_name(step, hook_name))
+    }
+
+    /// `io/claude_hooks/`: one `{step:03}_{Event}/` per hook of Claude Code's protocol run.
+    #[must_use]
+    pub fn claude_hooks_dir(&self) -> PathBuf {
+        self.io_dir().join("claude_hooks")
     }
 
     /// `interaction/`: present only while an asynchronous `ask_human` waits for an answer.

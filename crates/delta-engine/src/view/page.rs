@@ -12,7 +12,8 @@ use super::html::{cost_text, duration_text, esc, head, status_class, tail, time_
 use super::markdown::to_html;
 use crate::export::Content;
 use crate::journal::{
-    ActionStatus, Event, EventPayload, HookStatus, HumanInputReceived, HumanInputRequest,
+    ActionStatus, ClaudeHook, Event, EventPayload, HookStatus, HumanInputReceived,
+    HumanInputRequest,
 };
 use crate::run::RunStatus;
 use crate::trajectory::{Iteration, ToolStep, Trajectory};
@@ -296,6 +297,7 @@ fn questions(events: &[Event]) -> HashMap<&str, Question<'_>> {
             | EventPayload::ActionResult(_)
             | EventPayload::SystemMessage(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_) => {}
         }
     }
@@ -533,6 +535,7 @@ fn event_html(html: &mut String, iteration: &Iteration<'_>, event: &Event, page:
                 path = esc(&hook.io_path_ref),
             );
         }
+        EventPayload::ClaudeHook(hook) => claude_hook_html(html, hook, &page.nest.base, content),
         // Shown inside the `ask_human` call they belong to, the answer after its question.
         EventPayload::HumanInputRequest(question)
             if asked_by_a_call(page, &question.request_id) => {}
@@ -582,6 +585,41 @@ fn answer_html(html: &mut String, answer: &HumanInputReceived, content: Content)
         html,
         "<div class=\"note human answer\"><strong>Answer</strong><pre>{}</pre></div>",
         esc(content.text(&answer.response))
+    );
+}
+
+/// A hook of Claude Code's protocol: its event, command, how it ended, what it decided and
+/// why, how long it took, and a link to its record.
+fn claude_hook_html(html: &mut String, hook: &ClaudeHook, base: &str, content: Content) {
+    let class = match (hook.status, hook.decision) {
+        (HookStatus::Failed, _) => "status-bad",
+        (HookStatus::Success | HookStatus::Skipped, Some(_)) => "status-warn",
+        (HookStatus::Success | HookStatus::Skipped, None) => "status-ok",
+    };
+    let outcome = match hook.decision {
+        Some(decision) => decision.as_str().to_owned(),
+        None if hook.status == HookStatus::Failed => "failed".to_owned(),
+        None => "no decision".to_owned(),
+    };
+    let _ = write!(
+        html,
+        "<div class=\"note hook claude\" data-hook=\"{event}\">{event} hook \
+         <code>{command}</code> <span class=\"badge {class}\">{outcome}</span> \
+         <span class=\"muted\">exit {ended} · {duration}</span>",
+        event = esc(&hook.event),
+        command = esc(content.text(&hook.command)),
+        outcome = esc(&outcome),
+        ended = esc(&hook.ended),
+        duration = duration_text(hook.duration_ms),
+    );
+    if let Some(reason) = hook.reason.as_deref().or(hook.error.as_deref()) {
+        let _ = write!(html, " — {}", esc(content.text(reason)));
+    }
+    let _ = write!(
+        html,
+        " <a class=\"muted\" href=\"{base}{path}\">{path}</a></div>",
+        base = esc(base),
+        path = esc(&hook.io_path_ref),
     );
 }
 

@@ -8,18 +8,18 @@
 //! Janitor, the journal repair, RUNNING under this process) and driven like a new run,
 //! with a fresh iteration budget. stdout is printed last, from the metadata on disk.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueHint};
 
 use super::args::{existing_run, parse_run_id};
 use super::drive::{TakeOnArgs, read_message};
 use super::error::CliError;
-use super::render;
 use super::result::{Promise, ResultSink};
+use super::{human, render};
 use delta_engine::launch::Start;
 use delta_engine::output::Exit;
-use delta_engine::run::RunId;
+use delta_engine::run::{RunId, RunStatus, open_run, read_interaction_request, read_metadata};
 
 /// The long description of `--help` (set on the subcommand, whose doc comment would
 /// otherwise replace it).
@@ -29,7 +29,8 @@ pub(super) const LONG_ABOUT: &str = concat!(
     "\n",
     "What the run's status needs:\n",
     "  INTERRUPTED        nothing; -m adds an instruction\n",
-    "  WAITING_FOR_INPUT  the answer: -m, or interaction/response.txt in the run directory\n",
+    "  WAITING_FOR_INPUT  the answer: -m, or interaction/response.txt in the run directory,\n",
+    "                     or -i to be asked the question on the terminal\n",
     "  COMPLETED, FAILED  -m: the next instruction\n",
     "  RUNNING            refused while its process is alive; after a crash or kill -9\n",
     "                     the Janitor cleans it up (another host: --force)\n",
@@ -90,7 +91,10 @@ impl ContinueArgs {
 
     pub(super) fn run(self, sink: &mut ResultSink) -> Result<Exit, CliError> {
         let (run_id, workspace) = existing_run(self.run_id, &self.work_dir)?;
-        let message = read_message(self.message, self.message_file)?.map(|m| m.text);
+        let message = match read_message(self.message, self.message_file)?.map(|m| m.text) {
+            None if self.take_on.interactive() => asked_on_terminal(&workspace, &run_id),
+            message => message,
+        };
         self.take_on.launch(
             Start::Continue {
                 workspace,
@@ -100,5 +104,25 @@ impl ContinueArgs {
             },
             sink,
         )
+    }
+}
+
+/// `-i` without `-m`: the question a WAITING_FOR_INPUT run waits on (`ask_human`'s, or a
+/// hook's approval question) asked on the terminal, and the answer given as `-m` would be.
+/// `None` when there is nothing to ask here, or nobody answers (then `continue` says what
+/// the run needs, as without `-i`).
+fn asked_on_terminal(workspace: &Path, run_id: &RunId) -> Option<String> {
+    let paths = open_run(workspace, run_id).ok()?;
+    let metadata = read_metadata(&paths.metadata()).ok()?;
+    if metadata.status != RunStatus::WaitingForInput || paths.interaction_response().exists() {
+        return None;
+    }
+    let request = read_interaction_request(&paths).ok()??;
+    match human::ask(&request.prompt, request.input_type, request.sensitive) {
+        Ok(answer) => answer,
+        Err(error) => {
+            render::warning(&format!("cannot ask on the terminal ({error})"));
+            None
+        }
     }
 }

@@ -213,6 +213,11 @@ pub(super) struct TakeOnArgs {
 }
 
 impl TakeOnArgs {
+    /// `-i`: questions are asked on the terminal.
+    pub(super) fn interactive(&self) -> bool {
+        self.interactive
+    }
+
     /// What these flags promise stdout.
     pub(super) fn promise(&self) -> Promise {
         self.format.promise()

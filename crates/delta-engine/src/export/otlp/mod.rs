@@ -28,7 +28,7 @@ pub use send::{
 };
 
 use super::Content;
-use crate::journal::{ActionStatus, Event, EventPayload, Thought};
+use crate::journal::{ActionStatus, Event, EventPayload, HookStatus, Thought};
 use crate::llm::ModelApi;
 use crate::run::{RunStatus, Timestamp};
 use crate::trajectory::{LlmCall, ToolStep, Trajectory};
@@ -359,16 +359,28 @@ fn span_event(event: &Event, content: Content) -> Option<SpanEvent> {
             "delta.hook",
             vec![
                 string("delta.hook.name", &hook.hook_name),
-                string(
-                    "delta.hook.status",
-                    serde_json::to_value(hook.status)
-                        .ok()?
-                        .as_str()
-                        .unwrap_or_default(),
-                ),
+                string("delta.hook.status", &hook_status_name(hook.status)?),
                 string("delta.hook.io_path_ref", &hook.io_path_ref),
             ],
         ),
+        EventPayload::ClaudeHook(hook) => {
+            let mut attributes = vec![
+                string("delta.hook.name", &hook.event),
+                string("delta.hook.protocol", "claude"),
+                string("delta.hook.command", content.text(&hook.command)),
+                string("delta.hook.status", &hook_status_name(hook.status)?),
+                string("delta.hook.ended", &hook.ended),
+                int("delta.hook.duration_ms", hook.duration_ms),
+                string("delta.hook.io_path_ref", &hook.io_path_ref),
+            ];
+            if let Some(decision) = hook.decision {
+                attributes.push(string("delta.hook.decision", decision.as_str()));
+            }
+            if let Some(reason) = &hook.reason {
+                attributes.push(string("delta.hook.reason", content.text(reason)));
+            }
+            ("delta.claude_hook", attributes)
+        }
         EventPayload::HumanInputRequest(question) => (
             "delta.human_input.request",
             vec![
@@ -550,6 +562,14 @@ fn provider(trajectory: &Trajectory) -> &'static str {
         Some(ModelApi::Anthropic) => "anthropic",
         Some(ModelApi::Chat | ModelApi::Responses) | None => "openai",
     }
+}
+
+/// A hook's status as journaled (`SUCCESS`, `FAILED`, `SKIPPED`).
+fn hook_status_name(status: HookStatus) -> Option<String> {
+    serde_json::to_value(status)
+        .ok()?
+        .as_str()
+        .map(str::to_owned)
 }
 
 #[cfg(test)]

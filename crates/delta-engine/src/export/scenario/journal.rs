@@ -80,6 +80,7 @@ fn tool_calls(trajectory: &Trajectory, places: &Places) -> Vec<EventExpect> {
             | EventPayload::HumanInputReceived(_)
             | EventPayload::SystemMessage(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_) => {}
         }
     }

@@ -171,7 +171,8 @@ pub(super) fn segments(trajectory: &Trajectory) -> Result<Vec<Segment>, Scenario
             | EventPayload::ActionResult(_)
             | EventPayload::HumanInputRequest(_)
             | EventPayload::SystemMessage(_)
-            | EventPayload::HookExecutionAudit(_) => {}
+            | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_) => {}
         }
     }
     let ended = trajectory

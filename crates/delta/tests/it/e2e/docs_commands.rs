@@ -121,6 +121,23 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
     ),
     ("README.md", "./scripts/test.sh", Run("")),
     (
+        "examples/claude-hooks/README.md",
+        "cargo build --workspace --bins",
+        Run(""),
+    ),
+    (
+        "examples/claude-hooks/README.md",
+        "grep CLAUDE_HOOK",
+        Continues,
+    ),
+    (
+        "docs/hooks.md",
+        "#!/bin/bash",
+        Skip(
+            "a Claude Code hook script, run by the engine at its event: crates/delta/tests/it/hooks/claude/docs.rs runs each one there",
+        ),
+    ),
+    (
         "examples/code-reviewer/README.md",
         "cp -r ~/src/myproject /tmp/review",
         Skip("the reader's own project and a real model"),

@@ -2,6 +2,7 @@
 //! directories (files and environment a hook sees, step numbering, effects, failures),
 //! and the built `delta` against mock-llm (hook points, steering, resilience).
 
+mod claude;
 mod code_reviewer;
 mod docs;
 mod effects;

@@ -272,6 +272,7 @@ fn ids_missing_from_another_implementations_journal_are_derived_on_read() {
             | EventPayload::HumanInputReceived(_)
             | EventPayload::SystemMessage(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_) => None,
         })
         .collect();
@@ -302,6 +303,7 @@ fn ids_missing_from_another_implementations_journal_are_derived_on_read() {
             | EventPayload::ActionResult(_)
             | EventPayload::SystemMessage(_)
             | EventPayload::HookExecutionAudit(_)
+            | EventPayload::ClaudeHook(_)
             | EventPayload::RunEnd(_) => None,
         })
         .collect();

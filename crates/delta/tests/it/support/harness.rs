@@ -103,14 +103,7 @@ impl Test {
             .prefix("delta-test-")
             .tempdir()
             .expect("create a temp directory");
-        let current_dir = dir.path().to_path_buf();
-        Test {
-            dir,
-            current_dir,
-            args: Vec::new(),
-            env: Vec::new(),
-            stdin: Stdin::Closed,
-        }
+        Test::in_dir(dir)
     }
 
     /// The temp directory the test owns.
@@ -203,15 +196,22 @@ impl Test {
         command
     }
 
-    /// The same temp directory for a follow-up invocation of a spawned process (arguments,
-    /// environment and stdin reset), as [`Run::then`] does after [`Test::run`].
-    #[allow(dead_code, reason = "shared with the e2e suite, its only user")]
+    /// A follow-up invocation in the same temp directory, for an invocation that was
+    /// spawned (not run): arguments, environment and stdin reset, as [`Run::then`].
+    #[allow(dead_code, reason = "shared with the hooks suite, its only user")]
     pub fn then(self) -> Test {
+        Test::in_dir(self.dir)
+    }
+
+    /// A fresh invocation in `dir`: no arguments, stdin closed.
+    fn in_dir(dir: TempDir) -> Test {
+        let current_dir = dir.path().to_path_buf();
         Test {
+            dir,
+            current_dir,
             args: Vec::new(),
             env: Vec::new(),
             stdin: Stdin::Closed,
-            ..self
         }
     }
 
@@ -358,14 +358,7 @@ impl Run {
     /// environment and stdin reset), e.g. `init` then `tool expand`, or `run` then
     /// `continue`.
     pub fn then(self) -> Test {
-        let current_dir = self.dir.path().to_path_buf();
-        Test {
-            dir: self.dir,
-            current_dir,
-            args: Vec::new(),
-            env: Vec::new(),
-            stdin: Stdin::Closed,
-        }
+        Test::in_dir(self.dir)
     }
 
     /// Read a file the run left behind, relative to the temp directory.
