@@ -11,4 +11,5 @@ mod kinds;
 mod probe;
 mod security;
 mod sessions;
+mod subagents;
 mod support;
