@@ -13,6 +13,7 @@ pub mod config;
 pub mod context;
 pub mod engine;
 pub mod environment;
+pub mod eval;
 pub mod export;
 pub mod fork;
 pub mod hooks;

@@ -249,24 +249,16 @@ impl BatchDir {
     /// # Errors
     /// [`BatchError::NotABatch`] when it is missing, else when it is unreadable.
     pub fn read_manifest(&self) -> Result<Manifest, BatchError> {
-        let path = self.manifest_path();
-        let bytes = std::fs::read(&path).map_err(|source| {
-            if source.kind() == std::io::ErrorKind::NotFound {
-                BatchError::NotABatch {
-                    dir: self.root.clone(),
-                    exists: self.root.is_dir(),
-                }
-            } else {
-                BatchError::Io {
-                    path: path.clone(),
-                    source,
-                }
-            }
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| BatchError::Corrupt {
-            path,
-            problem: e.to_string(),
-        })
+        let read = read_json(&self.manifest_path());
+        if let Err(BatchError::Io { source, .. }) = &read
+            && source.kind() == std::io::ErrorKind::NotFound
+        {
+            return Err(BatchError::NotABatch {
+                dir: self.root.clone(),
+                exists: self.root.is_dir(),
+            });
+        }
+        read
     }
 
     /// Writes `batch.json` (replaced atomically), with every task's secrets masked
@@ -320,11 +312,7 @@ impl BatchDir {
     /// I/O errors.
     pub fn write_summary(&self, manifest: &Manifest) -> Result<Summary, BatchError> {
         let summary = summarize(manifest, &self.results());
-        let bytes = serde_json::to_vec_pretty(&summary).map_err(|e| BatchError::Corrupt {
-            path: self.root.join("summary.json"),
-            problem: e.to_string(),
-        })?;
-        write_atomic(&self.root.join("summary.json"), &bytes)?;
+        write_json(&self.root.join("summary.json"), &summary)?;
         Ok(summary)
     }
 }
@@ -376,12 +364,39 @@ fn is_zero(count: &u64) -> bool {
 }
 
 /// The nearest-rank percentile of sorted `values` (0 when empty).
-fn percentile(values: &[u64], p: usize) -> u64 {
+pub(crate) fn percentile(values: &[u64], p: usize) -> u64 {
     if values.is_empty() {
         return 0;
     }
     let rank = (p * values.len()).div_ceil(100).max(1);
     values[rank - 1]
+}
+
+/// Reads the JSON file `path` (a manifest: batch.json, eval.json).
+///
+/// # Errors
+/// When it is missing, unreadable or not a `T`.
+pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, BatchError> {
+    let bytes = std::fs::read(path).map_err(|source| BatchError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| BatchError::Corrupt {
+        path: path.to_path_buf(),
+        problem: e.to_string(),
+    })
+}
+
+/// Writes `value` as pretty JSON to `path`, replacing it atomically.
+///
+/// # Errors
+/// I/O errors.
+pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), BatchError> {
+    let bytes = serde_json::to_vec_pretty(value).map_err(|e| BatchError::Corrupt {
+        path: path.to_path_buf(),
+        problem: e.to_string(),
+    })?;
+    write_atomic(path, &bytes)
 }
 
 /// Appends `value` as one line to the JSON Lines file at `path` (created), with one

@@ -6,6 +6,8 @@
 //! stops launching too: the tasks left stay pending for the next `delta batch run`.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -33,12 +35,13 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
-/// Watches a local batch (the CLI renders; the library never prints).
-pub trait BatchObserver {
+/// Watches a local batch (the CLI renders; the library never prints). `R` is what a
+/// finished unit reports: a task's result line for `delta batch`, a trial's for `delta eval`.
+pub trait BatchObserver<R = TaskResult> {
     /// `todo` of the batch's `total` tasks are about to run.
     fn started(&mut self, todo: usize, total: usize);
     /// A task finished.
-    fn finished(&mut self, result: &TaskResult, progress: Progress);
+    fn finished(&mut self, result: &R, progress: Progress);
     /// A task could not be driven (its result could not be recorded).
     fn failed(&mut self, task: &str, error: BatchError);
     /// Launching stopped: a signal, or the batch's cost budget.
@@ -56,6 +59,54 @@ pub enum LocalOutcome {
     BudgetSpent,
 }
 
+/// One kind of unit the pool drives to its end through child processes: a batch's task,
+/// an eval's trial. The pool owns the concurrency, the signals and the progress; the
+/// driver owns what a unit is and how its children are started and recorded.
+pub trait Drive: Clone + Send + Sync + 'static {
+    /// What is driven.
+    type Unit: Send + 'static;
+    /// What a driven unit reports.
+    type Done: Send + 'static;
+    /// The unit's id, for the observer and the children's pids.
+    fn id(unit: &Self::Unit) -> String;
+    /// Drives `unit` to its end; `on_child` learns the pid of each child it starts (and
+    /// `None` once it is gone), so that a Ctrl-C reaches it; `stop` ends its waits and
+    /// starts no new child. `None`: stopped before the unit had an end to record.
+    fn drive(
+        &self,
+        unit: Self::Unit,
+        on_child: Box<dyn Fn(Option<u32>) + Send + Sync>,
+        stop: Shutdown,
+    ) -> impl Future<Output = Result<Option<Self::Done>, BatchError>> + Send;
+}
+
+/// The batch's tasks as units of the pool.
+#[derive(Clone)]
+struct BatchTasks {
+    runner: TaskRunner,
+    retries: u32,
+}
+
+impl Drive for BatchTasks {
+    type Unit = Task;
+    type Done = TaskResult;
+
+    fn id(unit: &Task) -> String {
+        unit.id.clone()
+    }
+
+    async fn drive(
+        &self,
+        unit: Task,
+        on_child: Box<dyn Fn(Option<u32>) + Send + Sync>,
+        stop: Shutdown,
+    ) -> Result<Option<TaskResult>, BatchError> {
+        self.runner
+            .drive(&unit, self.retries, on_child, &stop)
+            .await
+    }
+}
+
 /// Drives the pending tasks of the batch in `dir`, `jobs` at a time, with `delta` as the
 /// child binary.
 ///
@@ -68,10 +119,7 @@ pub fn run_local(
     jobs: usize,
     observer: &mut dyn BatchObserver,
 ) -> Result<LocalOutcome, BatchError> {
-    let runtime = TaskRunner::runtime(
-        tokio::runtime::Builder::new_multi_thread().worker_threads(2),
-        dir,
-    )?;
+    let runtime = pool_runtime(dir.root())?;
     let runner = TaskRunner::new(delta, dir, manifest);
     let outcome = runtime.block_on(async {
         let todo = pending(dir, manifest)?;
@@ -83,8 +131,12 @@ pub fn run_local(
     Ok(outcome)
 }
 
-/// Drives `todo`, `jobs` at a time, until each is recorded or a signal stops them; the
-/// one loop of the local executor and of a Slurm array task (`todo` its one task).
+/// Drives the batch's tasks `todo` in the pool, `jobs` at a time, launching none once the
+/// batch's cost budget is spent; the local executor's and a Slurm array task's (`todo` its
+/// one task).
+///
+/// # Errors
+/// When the signal handlers cannot be installed.
 pub(super) async fn drive_all(
     runner: TaskRunner,
     manifest: &Manifest,
@@ -92,17 +144,65 @@ pub(super) async fn drive_all(
     jobs: usize,
     observer: &mut dyn BatchObserver,
 ) -> Result<LocalOutcome, BatchError> {
+    let dir = runner.dir.clone();
+    let budget = || {
+        over_budget(&dir, manifest).then_some("the batch's cost budget (--max-cost-usd) is spent")
+    };
+    let driver = BatchTasks {
+        runner,
+        retries: manifest.retries,
+    };
+    drive_pool(
+        driver,
+        todo,
+        manifest.tasks.len(),
+        dir.root(),
+        jobs,
+        observer,
+        &budget,
+    )
+    .await
+}
+
+/// The runtime a local pool runs on: two workers, enough to wait on children.
+///
+/// # Errors
+/// When it cannot be built.
+pub fn pool_runtime(root: &Path) -> Result<tokio::runtime::Runtime, BatchError> {
+    TaskRunner::runtime(
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2),
+        root,
+    )
+}
+
+/// The pool: drives `todo` (of `total` units), `jobs` at a time, until every unit is done,
+/// a signal stops launching (passed on, once, to every running child, and ending every
+/// unit's waits), `budget` says why no unit may start any more, or a unit's end cannot be
+/// recorded. `root` names the directory in errors. The one loop of the local executors
+/// (batch and eval) and of a batch's Slurm array task (`todo` its one task).
+///
+/// # Errors
+/// When the signal handlers cannot be installed.
+pub async fn drive_pool<D: Drive>(
+    driver: D,
+    todo: Vec<D::Unit>,
+    total: usize,
+    root: &Path,
+    jobs: usize,
+    observer: &mut dyn BatchObserver<D::Done>,
+    budget: &dyn Fn() -> Option<&'static str>,
+) -> Result<LocalOutcome, BatchError> {
     let io = |source| BatchError::Io {
-        path: runner.dir.root().to_path_buf(),
+        path: root.to_path_buf(),
         source,
     };
     let mut interrupt = signal(SignalKind::interrupt()).map_err(io)?;
     let mut terminate = signal(SignalKind::terminate()).map_err(io)?;
     let (trigger, halt) = Shutdown::manual();
-    observer.started(todo.len(), manifest.tasks.len());
+    observer.started(todo.len(), total);
     let children: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
     let started = Instant::now();
-    let total = todo.len();
+    let todo_count = todo.len();
     let mut queue = todo.into_iter();
     let mut running = JoinSet::new();
     let mut outcome = LocalOutcome::Finished;
@@ -110,38 +210,30 @@ pub(super) async fn drive_all(
     let mut done = 0;
     loop {
         while outcome == LocalOutcome::Finished && !broken && running.len() < jobs {
-            if over_budget(&runner.dir, manifest) {
-                observer.stopping("the batch's cost budget (--max-cost-usd) is spent");
+            if let Some(why) = budget() {
+                observer.stopping(why);
                 outcome = LocalOutcome::BudgetSpent;
                 break;
             }
-            let Some(task) = queue.next() else {
+            let Some(unit) = queue.next() else {
                 break;
             };
-            let runner = runner.clone();
+            let driver = driver.clone();
             let children = Arc::clone(&children);
-            let retries = manifest.retries;
             let halt = halt.clone();
             running.spawn(async move {
-                let id = task.id.clone();
-                let pids = Arc::clone(&children);
-                let result = runner
-                    .drive(
-                        &task,
-                        retries,
-                        move |pid| {
-                            let mut pids = pids
-                                .lock()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner);
-                            match pid {
-                                Some(pid) => pids.insert(id.clone(), pid),
-                                None => pids.remove(&id),
-                            };
-                        },
-                        &halt,
-                    )
-                    .await;
-                (task.id, result)
+                let id = D::id(&unit);
+                let key = id.clone();
+                let on_child = Box::new(move |pid: Option<u32>| {
+                    let mut pids = children
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    match pid {
+                        Some(pid) => pids.insert(key.clone(), pid),
+                        None => pids.remove(&key),
+                    };
+                });
+                (id, driver.drive(unit, on_child, halt).await)
             });
         }
         if running.is_empty() {
@@ -155,8 +247,8 @@ pub(super) async fn drive_all(
                         done += 1;
                         observer.finished(&result, Progress {
                             done,
-                            todo: total,
-                            total: manifest.tasks.len(),
+                            todo: todo_count,
+                            total,
                             elapsed: started.elapsed(),
                         });
                     }
@@ -166,10 +258,11 @@ pub(super) async fn drive_all(
                         observer.failed(&id, error);
                         if !broken {
                             broken = true;
-                            observer.stopping(
-                                "the batch directory cannot be written to; no new task starts \
-                                 (the tasks left stay pending for the next `delta batch run`)",
-                            );
+                            observer.stopping(&format!(
+                                "{} cannot be written to; nothing new starts (what is left \
+                                 stays pending for the next run)",
+                                root.display()
+                            ));
                         }
                     }
                 }
@@ -185,13 +278,13 @@ pub(super) async fn drive_all(
     Ok(outcome)
 }
 
-/// Stops launching, stops every task's waits, and passes SIGINT on to every running
+/// Stops launching, stops every unit's waits, and passes SIGINT on to every running
 /// child, the first time.
-fn stop(
+fn stop<R>(
     children: &Mutex<HashMap<String, u32>>,
     trigger: &ShutdownTrigger,
     signal: StopSignal,
-    observer: &mut dyn BatchObserver,
+    observer: &mut dyn BatchObserver<R>,
     outcome: LocalOutcome,
 ) -> LocalOutcome {
     if outcome == LocalOutcome::Interrupted {

@@ -16,10 +16,14 @@ pub use dir::{
     BatchDir, Manifest, Submission, Summary, TASK_ERROR, TaskResult, append_jsonl, read_jsonl,
     summarize,
 };
-pub use local::{BatchObserver, LocalOutcome, Progress, run_local};
+pub(crate) use dir::{percentile, read_json, write_json};
+pub use local::{
+    BatchObserver, Drive, LocalOutcome, Progress, drive_pool, pool_runtime, run_local,
+};
 pub use lock::DriverLock;
+pub(crate) use runner::copy_dir;
 pub use runner::{Next, TaskRunner};
-pub use slurm::{JobState, SlurmOptions, job_states, run_worker, submit};
+pub use slurm::{ArrayJob, JobState, SlurmOptions, job_states, run_worker, submit, submit_array};
 pub use tasks::{Task, TaskFileError, load_tasks};
 
 /// What `delta batch run` was asked.

@@ -107,13 +107,13 @@ impl TaskRunner {
     /// The tokio runtime `builder` makes, for either executor to drive tasks on.
     pub(super) fn runtime(
         builder: &mut tokio::runtime::Builder,
-        dir: &BatchDir,
+        root: &Path,
     ) -> Result<tokio::runtime::Runtime, BatchError> {
         builder
             .enable_all()
             .build()
             .map_err(|source| BatchError::Io {
-                path: dir.root().to_path_buf(),
+                path: root.to_path_buf(),
                 source,
             })
     }
@@ -602,7 +602,7 @@ pub fn stopped_by_budget(metadata: &crate::run::Metadata) -> bool {
 /// kept) and symlinks (as links). A FIFO, socket or device is left out and named in
 /// `skipped`: opening a FIFO would block, reading a device may never end. Stops between
 /// files, and between chunks of a large one, once `stop` is requested.
-fn copy_dir(
+pub(crate) fn copy_dir(
     from: &Path,
     to: &Path,
     stop: &Shutdown,

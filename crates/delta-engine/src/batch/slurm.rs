@@ -38,13 +38,57 @@ pub fn submit(
         return Ok(None);
     }
     let number = manifest.slurm.len();
-    let slurm_dir = dir.slurm_dir();
+    let job = ArrayJob {
+        command: "batch",
+        unit: "task",
+        root: dir.root(),
+        units: todo.len(),
+        submission: number,
+    };
+    let job_id = submit_array(&job, delta, options)?;
+    let submission = Submission {
+        job_id,
+        tasks: todo.into_iter().map(|t| t.id).collect(),
+        submitted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    };
+    manifest.slurm.push(submission.clone());
+    dir.write_manifest(manifest)?;
+    Ok(Some(submission))
+}
+
+/// One array job of a `delta` command that has a `worker` subcommand (`batch`, `eval`):
+/// array task I of submission S runs `delta COMMAND worker ROOT --index I --submission S`.
+#[derive(Debug, Clone, Copy)]
+pub struct ArrayJob<'a> {
+    /// The command: `batch` or `eval`.
+    pub command: &'static str,
+    /// What one array task drives, for the script's comment: `task`, `trial`.
+    pub unit: &'static str,
+    /// The command's directory, seen by every node.
+    pub root: &'a Path,
+    /// How many array tasks.
+    pub units: usize,
+    /// The submission's number (its index in the directory's list of submissions).
+    pub submission: usize,
+}
+
+/// Writes `ROOT/slurm/COMMAND.sbatch` for `job` and submits it with `sbatch --parsable`;
+/// returns the job id.
+///
+/// # Errors
+/// When the script cannot be written or sbatch refuses it.
+pub fn submit_array(
+    job: &ArrayJob<'_>,
+    delta: &Path,
+    options: &SlurmOptions,
+) -> Result<String, BatchError> {
+    let slurm_dir = job.root.join("slurm");
     std::fs::create_dir_all(&slurm_dir).map_err(|source| BatchError::Io {
         path: slurm_dir.clone(),
         source,
     })?;
-    let script_path = slurm_dir.join("batch.sbatch");
-    let script = script(dir, delta, todo.len(), number, options);
+    let script_path = slurm_dir.join(format!("{}.sbatch", job.command));
+    let script = script(job, &slurm_dir, delta, options);
     std::fs::write(&script_path, script).map_err(|source| BatchError::Io {
         path: script_path.clone(),
         source,
@@ -52,7 +96,7 @@ pub fn submit(
     let output = Command::new("sbatch")
         .arg("--parsable")
         .arg(&script_path)
-        .current_dir(dir.root())
+        .current_dir(job.root)
         .output()
         .map_err(|source| BatchError::Spawn {
             program: "sbatch".into(),
@@ -65,51 +109,41 @@ pub fn submit(
     }
     // `--parsable` prints `jobid` or `jobid;cluster`.
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let job_id = stdout
+    Ok(stdout
         .trim()
         .split(';')
         .next()
         .unwrap_or_default()
-        .to_owned();
-    let submission = Submission {
-        job_id,
-        tasks: todo.into_iter().map(|t| t.id).collect(),
-        submitted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-    };
-    manifest.slurm.push(submission.clone());
-    dir.write_manifest(manifest)?;
-    Ok(Some(submission))
+        .to_owned())
 }
 
 /// The array job's script.
-fn script(
-    dir: &BatchDir,
-    delta: &Path,
-    tasks: usize,
-    submission: usize,
-    options: &SlurmOptions,
-) -> String {
-    let last = tasks.saturating_sub(1);
+fn script(job: &ArrayJob<'_>, slurm_dir: &Path, delta: &Path, options: &SlurmOptions) -> String {
+    let last = job.units.saturating_sub(1);
     let array = match options.parallelism {
         Some(m) => format!("0-{last}%{m}"),
         None => format!("0-{last}"),
     };
     let mut text = format!(
         "#!/bin/sh\n\
-         # Written by `delta batch run --executor slurm`: one array task per pending task.\n\
-         #SBATCH --job-name=delta-batch\n\
+         # Written by `delta {command} run --executor slurm`: one array task per pending {unit}.\n\
+         #SBATCH --job-name=delta-{command}\n\
          #SBATCH --array={array}\n\
          #SBATCH --output={out}/%A_%a.out\n\
          #SBATCH --ntasks=1\n",
-        out = dir.slurm_dir().display()
+        command = job.command,
+        unit = job.unit,
+        out = slurm_dir.display()
     );
     for arg in &options.args {
         text.push_str(&format!("#SBATCH {arg}\n"));
     }
     text.push_str(&format!(
-        "exec {delta} batch worker {batch} --index \"$SLURM_ARRAY_TASK_ID\" --submission {submission}\n",
+        "exec {delta} {command} worker {root} --index \"$SLURM_ARRAY_TASK_ID\" --submission {submission}\n",
         delta = shell_quote(&delta.display().to_string()),
-        batch = shell_quote(&dir.root().display().to_string()),
+        command = job.command,
+        root = shell_quote(&job.root.display().to_string()),
+        submission = job.submission,
     ));
     text
 }
@@ -160,7 +194,10 @@ pub fn run_worker(
         task = task_from_file(&manifest, &task.id)?;
     }
     let runner = TaskRunner::new(delta, dir, &manifest);
-    let runtime = TaskRunner::runtime(&mut tokio::runtime::Builder::new_current_thread(), dir)?;
+    let runtime = TaskRunner::runtime(
+        &mut tokio::runtime::Builder::new_current_thread(),
+        dir.root(),
+    )?;
     let mut only = Only::default();
     runtime.block_on(drive_all(runner, &manifest, vec![task], 1, &mut only))?;
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));

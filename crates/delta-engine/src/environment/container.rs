@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -97,6 +98,30 @@ pub fn built_image(
     runtime: Runtime,
     dir: &Path,
 ) -> Result<Image, EnvironmentError> {
+    build(program, runtime, dir, None)
+}
+
+/// As [`built_image`], the build's whole output written to `log` and the build stopped
+/// after `timeout` (`delta eval`: a task's build log and `build_timeout_sec`).
+///
+/// # Errors
+/// As [`built_image`]; a build past `timeout` is an [`EnvironmentError::ImageBuild`].
+pub fn built_image_logged(
+    program: &Path,
+    runtime: Runtime,
+    dir: &Path,
+    log: &Path,
+    timeout: Duration,
+) -> Result<Image, EnvironmentError> {
+    build(program, runtime, dir, Some((log, timeout)))
+}
+
+fn build(
+    program: &Path,
+    runtime: Runtime,
+    dir: &Path,
+    logged: Option<(&Path, Duration)>,
+) -> Result<Image, EnvironmentError> {
     let name = format!("localhost/delta-build:{}", content_hash(dir)?);
     if let Some(id) = image_id(program, &name) {
         return Ok(Image {
@@ -106,15 +131,23 @@ pub fn built_image(
         });
     }
     let dir_text = dir.display().to_string();
-    let output = run(program, &["build", "-t", &name, &dir_text])?;
+    let args = ["build", "-t", &name, &dir_text];
     let failed = |output: String| EnvironmentError::ImageBuild {
         dir: dir.to_path_buf(),
         output,
         runtime: runtime.program().to_owned(),
     };
-    if !output.status.success() {
-        let mut all = output.stdout.clone();
-        all.extend_from_slice(&output.stderr);
+    let (succeeded, all) = match logged {
+        None => {
+            let output = run(program, &args)?;
+            let mut all = output.stdout.clone();
+            all.extend_from_slice(&output.stderr);
+            (output.status.success(), all)
+        }
+        Some((log, timeout)) => run_logged(program, &args, log, timeout)?
+            .ok_or_else(|| failed(format!("stopped after {} s", timeout.as_secs_f64())))?,
+    };
+    if !succeeded {
         return Err(failed(last_lines(&all, 6)));
     }
     let id = image_id(program, &name)
@@ -126,9 +159,130 @@ pub fn built_image(
     })
 }
 
+/// Runs `program args…` with its output in `log`; whether it succeeded and what it wrote,
+/// or `None` when it ran past `timeout` (then it is killed).
+fn run_logged(
+    program: &Path,
+    args: &[&str],
+    log: &Path,
+    timeout: Duration,
+) -> Result<Option<(bool, Vec<u8>)>, EnvironmentError> {
+    let file = fs_err::File::create(log)?.into_file();
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .spawn()
+        .map_err(|error| EnvironmentError::Start {
+            kind: super::Kind::Container,
+            message: format!("cannot run {}: {error}", program.display()),
+        })?;
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Ok(Some((status.success(), fs_err::read(log)?)))
+}
+
+/// The image's working directory (`WORKDIR`), when it sets one.
+#[must_use]
+pub fn image_workdir(program: &Path, image: &str) -> Option<String> {
+    let output = run(
+        program,
+        &[
+            "image",
+            "inspect",
+            "--format",
+            "{{.Config.WorkingDir}}",
+            image,
+        ],
+    )
+    .ok()?;
+    let workdir = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (output.status.success() && !workdir.is_empty()).then_some(workdir)
+}
+
+/// Copies what `image` holds at `path` into the new directory `to` (empty when the image
+/// has nothing there), through a container created for it and removed.
+///
+/// # Errors
+/// [`EnvironmentError::Start`] when the container cannot be created.
+pub fn extract(program: &Path, image: &str, path: &str, to: &Path) -> Result<(), EnvironmentError> {
+    fs_err::create_dir_all(to)?;
+    let output = run(program, &["create", "--pull=never", image, "true"])?;
+    if !output.status.success() {
+        return Err(EnvironmentError::Start {
+            kind: super::Kind::Container,
+            message: last_lines(&output.stderr, 3),
+        });
+    }
+    let id = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let source = format!("{id}:{}/.", path.trim_end_matches('/'));
+    let target = to.display().to_string();
+    // A path the image does not have leaves `to` empty: nothing to copy.
+    let copied = run(program, &["cp", &source, &target]);
+    let _ = run(program, &["rm", "-f", &id]);
+    copied.map(|_| ())
+}
+
+/// Copies the host path `from` into the container `name` at `to` (a directory's
+/// contents when `from` is one).
+///
+/// # Errors
+/// [`EnvironmentError::Start`] with the runtime's words.
+pub fn copy_in(program: &Path, name: &str, from: &Path, to: &str) -> Result<(), EnvironmentError> {
+    let source = if from.is_dir() {
+        format!("{}/.", from.display())
+    } else {
+        from.display().to_string()
+    };
+    copy(program, &source, &format!("{name}:{to}"))
+}
+
+/// Copies the contents of the directory `from` of the container `name` into the host
+/// directory `to`.
+///
+/// # Errors
+/// [`EnvironmentError::Start`] with the runtime's words.
+pub fn copy_out(program: &Path, name: &str, from: &str, to: &Path) -> Result<(), EnvironmentError> {
+    copy(
+        program,
+        &format!("{name}:{}/.", from.trim_end_matches('/')),
+        &to.display().to_string(),
+    )
+}
+
+fn copy(program: &Path, from: &str, to: &str) -> Result<(), EnvironmentError> {
+    let output = run(program, &["cp", from, to])?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(EnvironmentError::Start {
+            kind: super::Kind::Container,
+            message: format!(
+                "cannot copy {from} to {to}: {}",
+                last_lines(&output.stderr, 3)
+            ),
+        })
+    }
+}
+
 /// A hash of every file under `dir` (relative path, permissions, content; a symlink's
-/// target), in path order: equal directories give equal tags on every machine.
-fn content_hash(dir: &Path) -> Result<String, EnvironmentError> {
+/// target), in path order: equal directories give equal tags on every machine (also
+/// `delta eval`'s identity of a task).
+///
+/// # Errors
+/// I/O errors reading `dir`.
+pub fn content_hash(dir: &Path) -> Result<String, EnvironmentError> {
     let mut files = Vec::new();
     collect(dir, dir, &mut files)?;
     files.sort();

@@ -9,7 +9,7 @@
 //! an [`EnvironmentError`] names the cause and the fix.
 
 mod bwrap;
-mod container;
+pub mod container;
 mod error;
 mod keeper;
 mod landlock;
@@ -144,23 +144,29 @@ pub struct EnvironmentConfig {
 }
 
 /// What the command line asks on top of agent.yaml.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EnvironmentChoice {
     /// `--environment KIND`.
     pub kind: Option<Kind>,
     /// `--environment-image IMAGE`.
     pub image: Option<String>,
+    /// A whole environment in place of agent.yaml's `environment:` (`delta eval`: the
+    /// task's container); `kind` and `image` still apply on top of it.
+    pub replace: Option<Box<EnvironmentConfig>>,
 }
 
 impl EnvironmentConfig {
-    /// This configuration with the command line's choice applied: `--environment` replaces
-    /// the kind (keys of other kinds are then ignored), `--environment-image` the image
-    /// (and any `build:`).
+    /// This configuration with the command line's choice applied: a whole replacement
+    /// first, then `--environment` replaces the kind (keys of other kinds are then
+    /// ignored), `--environment-image` the image (and any `build:`).
     ///
     /// # Errors
     /// [`EnvironmentError::ImageWithoutContainer`] for an image given to another kind.
     pub fn with_choice(&self, choice: &EnvironmentChoice) -> Result<Self, EnvironmentError> {
-        let mut config = self.clone();
+        let mut config = choice
+            .replace
+            .as_deref()
+            .map_or_else(|| self.clone(), Clone::clone);
         if let Some(kind) = choice.kind {
             config.kind = kind;
         }
@@ -328,6 +334,7 @@ mod tests {
             .with_choice(&EnvironmentChoice {
                 kind: None,
                 image: Some("localhost/x".into()),
+                replace: None,
             })
             .unwrap();
         assert_eq!(chosen.image.as_deref(), Some("localhost/x"));
@@ -336,6 +343,7 @@ mod tests {
             .with_choice(&EnvironmentChoice {
                 kind: Some(Kind::Bwrap),
                 image: Some("localhost/x".into()),
+                replace: None,
             })
             .unwrap_err();
         assert!(matches!(
@@ -346,11 +354,27 @@ mod tests {
             !EnvironmentConfig::default()
                 .with_choice(&EnvironmentChoice {
                     kind: Some(Kind::Landlock),
-                    image: None
+                    image: None,
+                    replace: None,
                 })
                 .unwrap()
                 .network()
         );
         assert!(EnvironmentConfig::default().network());
+        // A whole replacement (delta eval's task container) wins over agent.yaml's.
+        let task = EnvironmentConfig {
+            kind: Kind::Container,
+            image: Some("localhost/task".into()),
+            workdir: Some(PathBuf::from("/app")),
+            keep: true,
+            ..EnvironmentConfig::default()
+        };
+        let chosen = config
+            .with_choice(&EnvironmentChoice {
+                replace: Some(Box::new(task.clone())),
+                ..EnvironmentChoice::default()
+            })
+            .unwrap();
+        assert_eq!(chosen, task);
     }
 }

@@ -5,6 +5,7 @@
 //! opens from `file://`, offline, and can be mailed as one file. A page of a run that is
 //! still going reloads itself, so regenerating it (`watch delta view …`) follows the run.
 
+mod eval;
 mod html;
 mod markdown;
 mod page;
@@ -12,6 +13,7 @@ mod table;
 
 use std::path::{Path, PathBuf};
 
+pub use eval::write_eval;
 pub use page::{FOLD_CHARS, run_page};
 pub use table::{RunRow, index_page};
 
@@ -41,6 +43,15 @@ pub enum ViewError {
         path.display()
     )]
     NotABatch {
+        /// The directory given.
+        path: PathBuf,
+    },
+    /// The directory given as an eval has no `eval.json`.
+    #[error(
+        "{} is not an eval directory: it has no eval.json (`delta eval run --out` writes one)",
+        path.display()
+    )]
+    NotAnEval {
         /// The directory given.
         path: PathBuf,
     },

@@ -41,7 +41,7 @@ enum BatchCommand {
 
 /// Where the tasks run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Executor {
+pub(super) enum Executor {
     /// On this machine, `--jobs` at a time.
     Local,
     /// As a Slurm array job (`sbatch`); returns once submitted.
@@ -136,7 +136,8 @@ impl BatchArgs {
     }
 }
 
-fn delta_binary() -> Result<PathBuf, CliError> {
+/// The `delta` binary the children of a batch or an eval are started from: this one.
+pub(super) fn delta_binary() -> Result<PathBuf, CliError> {
     std::env::current_exe().map_err(CliError::CurrentDir)
 }
 
@@ -176,7 +177,7 @@ impl RunBatchArgs {
             || std::thread::available_parallelism().map_or(1, usize::from),
             |n| n as usize,
         );
-        let mut progress = ProgressLines::new();
+        let mut progress = ProgressLines::new("task");
         let outcome = batch::run_local(&dir, &manifest, &delta, jobs, &mut progress)?;
         let summary = dir.write_summary(&manifest)?;
         progress.clear();
@@ -219,31 +220,55 @@ fn counts(by_status: &std::collections::BTreeMap<String, usize>) -> String {
         .join(", ")
 }
 
-/// Progress on stderr: a bar redrawn in place on a terminal, a line per task otherwise.
-struct ProgressLines {
+/// What the progress display says of a finished unit (a batch's task, an eval's trial).
+pub(super) trait Finished {
+    /// Its id and outcome, for the bar: `task-001 COMPLETED`.
+    fn short(&self) -> String;
+    /// Its line when stderr is not a terminal.
+    fn line(&self) -> String;
+}
+
+impl Finished for TaskResult {
+    fn short(&self) -> String {
+        format!("{} {}", self.id, self.status)
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "{} {} ({} iterations, {} ms)",
+            self.id, self.status, self.iterations, self.duration_ms
+        )
+    }
+}
+
+/// Progress on stderr: a bar redrawn in place on a terminal, a line per unit otherwise.
+pub(super) struct ProgressLines {
     terminal: bool,
+    /// What is run: `task`, `trial`.
+    unit: &'static str,
 }
 
 impl ProgressLines {
-    fn new() -> Self {
+    pub(super) fn new(unit: &'static str) -> Self {
         Self {
             terminal: std::io::stderr().is_terminal(),
+            unit,
         }
     }
 
-    fn clear(&self) {
+    pub(super) fn clear(&self) {
         if self.terminal {
             render::stderr("\r\x1b[2K");
         }
     }
 }
 
-impl BatchObserver for ProgressLines {
+impl<R: Finished> BatchObserver<R> for ProgressLines {
     fn started(&mut self, todo: usize, total: usize) {
-        render::stderr(&format!("{todo} of {total} task(s) to run\n"));
+        render::stderr(&format!("{todo} of {total} {}(s) to run\n", self.unit));
     }
 
-    fn finished(&mut self, result: &TaskResult, progress: Progress) {
+    fn finished(&mut self, result: &R, progress: Progress) {
         let rate = progress.done as f64 / progress.elapsed.as_secs_f64().max(0.001);
         let left = progress.todo.saturating_sub(progress.done);
         let eta = Duration::from_secs_f64(left as f64 / rate.max(1e-9));
@@ -251,32 +276,29 @@ impl BatchObserver for ProgressLines {
             let width = 30;
             let filled = progress.done * width / progress.todo.max(1);
             render::stderr(&format!(
-                "\r\x1b[2K[{}{}] {}/{} {:.1} tasks/s ETA {}s  last: {} {}",
+                "\r\x1b[2K[{}{}] {}/{} {:.1} {}s/s ETA {}s  last: {}",
                 "#".repeat(filled),
                 " ".repeat(width - filled),
                 progress.done,
                 progress.todo,
                 rate,
+                self.unit,
                 eta.as_secs(),
-                result.id,
-                result.status
+                result.short()
             ));
         } else {
             render::stderr(&format!(
-                "{}/{} {} {} ({} iterations, {} ms)\n",
+                "{}/{} {}\n",
                 progress.done,
                 progress.todo,
-                result.id,
-                result.status,
-                result.iterations,
-                result.duration_ms
+                result.line()
             ));
         }
     }
 
-    fn failed(&mut self, task: &str, error: BatchError) {
+    fn failed(&mut self, id: &str, error: BatchError) {
         self.clear();
-        render::warning(&format!("task {task}: {error}"));
+        render::warning(&format!("{} {id}: {error}", self.unit));
     }
 
     fn stopping(&mut self, why: &str) {

@@ -105,6 +105,7 @@ impl EnvironmentArgs {
         EnvironmentChoice {
             kind: self.environment,
             image: self.environment_image.clone(),
+            replace: None,
         }
     }
 }

@@ -7,6 +7,7 @@ use super::init::InitError;
 use super::render::{self, StdoutError};
 use delta_engine::batch::BatchError;
 use delta_engine::config::ConfigError;
+use delta_engine::eval::EvalError;
 use delta_engine::export::otlp::PostError;
 use delta_engine::export::scenario;
 use delta_engine::fork::ForkError;
@@ -73,6 +74,9 @@ pub enum CliError {
     /// A batch could not be prepared, run or read.
     #[error(transparent)]
     Batch(#[from] delta_engine::batch::BatchError),
+    /// An eval could not be prepared, run or read.
+    #[error(transparent)]
+    Eval(#[from] delta_engine::eval::EvalError),
     /// A flag of an earlier version, accepted only to point at its replacement.
     #[error("{flag} is gone since {since}: use {instead}")]
     Retired {
@@ -135,6 +139,7 @@ impl CliError {
             CliError::Launch(error) => super::exit::launch(error),
             CliError::Export(error) => error.exit(),
             CliError::Batch(error) => super::exit::batch(error),
+            CliError::Eval(error) => super::exit::eval(error),
             CliError::View(_)
             | CliError::Output(_)
             | CliError::CurrentDir(_)
@@ -151,6 +156,7 @@ impl CliError {
             CliError::Fork(error) => error.help(),
             CliError::Replay(error) => error.help(),
             CliError::Batch(error) => error.help(),
+            CliError::Eval(error) => error.help(),
             CliError::Export(error) => error.help(),
             CliError::CurrentDir(_) => {
                 Some("cd into an existing directory and run the command again".into())
@@ -194,13 +200,16 @@ pub fn report(error: &CliError) {
         }
         // A configuration error renders itself whole (`error:`, location, help); wrapped in
         // a batch's error it printed `error: error:` (issue 30 item 10).
-        CliError::Config(error) | CliError::Batch(BatchError::Config(error)) => error.to_string(),
+        CliError::Config(error)
+        | CliError::Batch(BatchError::Config(error))
+        | CliError::Eval(EvalError::Batch(BatchError::Config(error))) => error.to_string(),
         CliError::Init(_)
         | CliError::Fork(_)
         | CliError::Replay(_)
         | CliError::RunIdRequired { .. }
         | CliError::Launch(_)
         | CliError::Batch(_)
+        | CliError::Eval(_)
         | CliError::Output(_)
         | CliError::Export(_)
         | CliError::View(_)

@@ -5,6 +5,7 @@
 
 use delta_engine::batch::BatchError;
 use delta_engine::environment::EnvironmentError;
+use delta_engine::eval::EvalError;
 use delta_engine::launch::LaunchError;
 use delta_engine::output::Exit;
 use delta_engine::workspace::WorkspaceError;
@@ -64,6 +65,16 @@ pub(super) fn batch(error: &BatchError) -> Exit {
         | BatchError::Driven { .. }
         | BatchError::DrivenElsewhere { .. }
         | BatchError::NoSuchIndex { .. } => Exit::Failure,
+    }
+}
+
+/// An eval that could not be prepared, run or read: 126 for what the user must fix in its
+/// inputs, else as a batch's errors.
+pub(super) fn eval(error: &EvalError) -> Exit {
+    match error {
+        EvalError::Problems { .. } => Exit::Config,
+        EvalError::NotAnEval { .. } => Exit::Usage,
+        EvalError::Batch(error) => batch(error),
     }
 }
 

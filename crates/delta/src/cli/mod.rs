@@ -19,6 +19,7 @@ mod continue_;
 mod drive;
 mod env;
 mod error;
+mod eval;
 mod exit;
 mod export;
 mod fork;
@@ -94,6 +95,8 @@ enum Command {
     Tool(tool::ToolArgs),
     /// Run a task set as many runs, locally or as a Slurm array job; see its state.
     Batch(batch::BatchArgs),
+    /// Run a benchmark in Harbor's task format: verified trials, scores with honest statistics.
+    Eval(eval::EvalArgs),
     /// Where tools run: `delta env probe` shows what this machine can enforce.
     Env(env::EnvArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -141,6 +144,7 @@ pub fn run() -> Result<Exit, CliError> {
         Command::View(args) => args.run(),
         Command::Tool(args) => args.run(),
         Command::Batch(args) => args.run(),
+        Command::Eval(args) => args.run(),
         Command::Env(args) => args.run(),
         Command::Completions(args) => args.run(),
     }

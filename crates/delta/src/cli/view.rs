@@ -25,7 +25,9 @@ pub(super) const LONG_ABOUT: &str = "Write a self-contained HTML page of a run a
     seconds, so regenerating it follows the run.\n\n\
     Without --run-id, every run of the workspace gets its page and a sortable table links \
     them (.delta/index.html); --batch does the same for a batch directory \
-    (BATCH_DIR/runs/<id>/ is each task's workspace).";
+    (BATCH_DIR/runs/<id>/ is each task's workspace), and --eval for an eval directory (a \
+    row per trial with its status, reward and error, linking to its run and its \
+    verifier's output).";
 
 /// Arguments of `delta view`.
 #[derive(Debug, Args)]
@@ -36,12 +38,13 @@ pub(super) const LONG_ABOUT: &str = "Write a self-contained HTML page of a run a
         ("Follow a running run", "watch -n 5 delta view --run-id ID -w ./work"),
         ("A table of every run of a workspace", "delta view -w ./work"),
         ("A table of a batch's tasks", "delta view --batch ./batch-2025-10-14"),
+        ("A table of an eval's trials", "delta view --eval ./eval1"),
         ("Shareable: no prompts, arguments or outputs", "delta view --run-id ID -w ./work --redact-content -o run.html"),
     ])
 )]
 pub struct ViewArgs {
     /// The run to show; without it, every run of the workspace and a table of them.
-    #[arg(long, value_name = "ID", value_parser = parse_run_id, conflicts_with = "batch")]
+    #[arg(long, value_name = "ID", value_parser = parse_run_id, conflicts_with_all = ["batch", "eval"])]
     run_id: Option<RunId>,
 
     /// Workspace that holds the runs.
@@ -50,11 +53,16 @@ pub struct ViewArgs {
 
     /// A batch directory (`BATCH_DIR/runs/<id>/` are the tasks' workspaces): a table of
     /// every run in it.
-    #[arg(long, value_name = "BATCH_DIR", value_hint = ValueHint::DirPath)]
+    #[arg(long, value_name = "BATCH_DIR", value_hint = ValueHint::DirPath, conflicts_with = "eval")]
     batch: Option<PathBuf>,
 
+    /// An eval directory (`--out` of `delta eval run`): a table of its trials, each linking
+    /// to its run's page and its verifier's output.
+    #[arg(long, value_name = "EVAL_DIR", value_hint = ValueHint::DirPath)]
+    eval: Option<PathBuf>,
+
     /// Write the page here (default: `view.html` in the run directory, `.delta/index.html`
-    /// for a workspace, `index.html` in a batch directory).
+    /// for a workspace, `index.html` in a batch or eval directory).
     #[arg(short, long, value_name = "FILE", value_hint = ValueHint::FilePath)]
     output: Option<PathBuf>,
 
@@ -75,12 +83,13 @@ impl ViewArgs {
         let keys = key_redactor();
         let redact = |html: String| keys.redact(&html);
         let output = self.output.as_deref();
-        let path = match (&self.run_id, &self.batch) {
-            (Some(run_id), _) => {
+        let path = match (&self.run_id, &self.batch, &self.eval) {
+            (Some(run_id), _, _) => {
                 view::write_run_page(&self.work_dir, run_id, output, content, &redact)?
             }
-            (None, Some(batch)) => view::write_batch(batch, output, content, &redact)?,
-            (None, None) => view::write_workspace(&self.work_dir, output, content, &redact)?,
+            (None, Some(batch), _) => view::write_batch(batch, output, content, &redact)?,
+            (None, None, Some(eval)) => view::write_eval(eval, output, content, &redact)?,
+            (None, None, None) => view::write_workspace(&self.work_dir, output, content, &redact)?,
         };
         let path = std::fs::canonicalize(&path).unwrap_or(path);
         render::stdout(&format!("{}\n", path.display()))?;

@@ -10,6 +10,7 @@ mod cli;
 mod config;
 mod e2e;
 mod environment;
+mod eval;
 mod export;
 mod hooks;
 mod llm;

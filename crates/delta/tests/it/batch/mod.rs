@@ -296,7 +296,7 @@ fn a_bad_task_file_is_refused_by_line_before_anything_is_created(
 
 /// The test cluster answers (tests/slurm/start-cluster.sh, which tests/setup.sh runs), or
 /// the test fails saying so.
-fn require_slurm() {
+pub(crate) fn require_slurm() {
     let idle = Command::new("sinfo")
         .args(["-h", "-o", "%T"])
         .output()

@@ -324,6 +324,35 @@ const BLOCKS: &[(&str, &str, Handling)] = &[
     ),
     ("docs/batch.md", "# Success rate", Continues),
     (
+        "docs/eval.md",
+        "delta eval run ./tasks --oracle --out ./oracle",
+        Skip(
+            "a synopsis with placeholders (./tasks, ./my-agent); the next block runs the examples, and crates/delta/tests/it/eval runs every command of it",
+        ),
+    ),
+    (
+        "docs/eval.md",
+        "mock-llm --script examples/eval-agent/mock-script.yaml > mock.port & mock=$!",
+        Run(""),
+    ),
+    (
+        "docs/eval.md",
+        "delta eval run /shared/tasks --agent /shared/my-agent --out /shared/eval1 -k 5",
+        Skip(
+            "needs a Slurm cluster and a shared file system; crates/delta/tests/it/eval/slurm.rs runs the examples as an array job",
+        ),
+    ),
+    (
+        "examples/eval-agent/README.md",
+        "mock-llm --script examples/eval-agent/mock-script.yaml > mock.port & mock=$!",
+        Run(""),
+    ),
+    (
+        "examples/tasks/README.md",
+        "delta eval run examples/tasks --oracle --out oracle-eval --jobs 2",
+        Skip("docs/eval.md's offline block runs these commands on the same tasks"),
+    ),
+    (
         "docs/conformance.md",
         "delta-conformance matrix --impl rust=target/debug/delta",
         Skip("another implementation (the TypeScript one) beside this one"),

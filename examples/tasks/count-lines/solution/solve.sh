@@ -1,0 +1,2 @@
+#!/bin/sh
+wc -l < /data/words.txt | tr -d ' ' > /app/count.txt
