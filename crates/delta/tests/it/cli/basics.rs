@@ -83,6 +83,8 @@ fn no_arguments_prints_help_on_stderr_and_exits_2() {
       view         Write an HTML page of a run, or a table of a workspace's or a batch's runs
       tool         Inspect tool definitions: `delta tool expand` shows what each tool really runs
       batch        Run a task set as many runs, locally or as a Slurm array job; see its state
+      eval         Run a benchmark in Harbor's task format: verified trials, scores with honest
+                   statistics
       env          Where tools run: `delta env probe` shows what this machine can enforce
       completions  Print a shell completion script (bash, zsh, fish, elvish, powershell)
       help         Print this message or the help of the given subcommand(s)
