@@ -341,7 +341,16 @@ impl Launch {
             .environment
             .start(run_id.as_str(), self.had_container)?;
         if let Err(error) = environment.check_programs().await {
-            environment.shutdown(Ending::Paused);
+            // A container made for this attempt goes with it; one a continued run found
+            // keeps what its earlier processes left there.
+            let made_now = environment
+                .report()
+                .is_some_and(|report| report.container_created == Some(true));
+            environment.shutdown(if made_now {
+                Ending::Over
+            } else {
+                Ending::Paused
+            });
             return Err(error.into());
         }
         Ok(environment)

@@ -155,6 +155,20 @@ fn an_image_without_delta_sessions_refuses_the_run() {
     );
     assert_eq!(output.status.code(), Some(126));
     assert!(no_run(&test), "a run was created");
+    // Nor is the container made for the refused run left behind.
+    let left = std::process::Command::new("podman")
+        .args(["ps", "-a", "-q", "--filter"])
+        .arg(format!(
+            "label=delta.workspace={}",
+            test.path().join("ws").canonicalize().expect("ws").display()
+        ))
+        .output()
+        .expect("podman ps");
+    assert_eq!(
+        String::from_utf8_lossy(&left.stdout),
+        "",
+        "a container was left"
+    );
     crate::support::snapshot::snapshot!(String::from_utf8_lossy(&output.stderr), @r#"
     error: not found inside the container environment: 'delta-sessions' (tools 'session_start', 'session_exec', 'session_end')
       = help: install them in the image (localhost/delta-busybox:latest), e.g. in the Dockerfile given as `build:`
