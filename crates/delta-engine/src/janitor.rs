@@ -55,28 +55,41 @@ pub struct EndedTool {
     pub action_id: String,
     /// The tool's name, when the journal has its ACTION_REQUEST.
     pub tool_name: Option<String>,
-    /// The process group killed.
-    pub pgid: i32,
+    /// The process group killed, if it still ran.
+    pub pgid: Option<i32>,
+    /// The delta-sessions sessions the call had started, whose holders were ended.
+    pub sessions: Vec<String>,
 }
 
 impl EndedTool {
     /// What the journal and the user are told.
     #[must_use]
     pub fn message(&self) -> String {
+        let mut ended = Vec::new();
+        if let Some(pgid) = self.pgid {
+            ended.push(format!("its process group {pgid}"));
+        }
+        if !self.sessions.is_empty() {
+            ended.push(format!(
+                "the holders of the sessions it started ({})",
+                self.sessions.join(", ")
+            ));
+        }
+        let verb = if ended.len() == 1 { "was" } else { "were" };
         format!(
-            "The tool `{}` (action {}) was still running when the engine running it died: its \
-             process group {} was killed before the run was taken over, and the call was not \
-             run again.",
+            "The tool `{}` (action {}) was still running when the engine running it died: {} \
+             {verb} killed before the run was taken over, and the call was not run again.",
             self.tool_name.as_deref().unwrap_or("?"),
             self.action_id,
-            self.pgid
+            ended.join(" and ")
         )
     }
 }
 
-/// Ends every tool process group the dead owner of the run at `paths` left running (those
-/// whose `process.json` record is still in `io/tool_executions/`), in action id order.
-/// `events` names the tools.
+/// Ends every tool call the dead owner of the run at `paths` left running (those whose
+/// `process.json` record is still in `io/tool_executions/`), in action id order: its
+/// process group, and the delta-sessions holders it started, which run in their own
+/// process sessions. `events` names the tools.
 #[must_use]
 pub fn end_orphaned_tools(paths: &RunPaths, events: &[Event]) -> Vec<EndedTool> {
     let Ok(entries) = std::fs::read_dir(paths.tool_executions_dir()) else {
@@ -85,7 +98,17 @@ pub fn end_orphaned_tools(paths: &RunPaths, events: &[Event]) -> Vec<EndedTool> 
     let mut ended: Vec<EndedTool> = entries
         .flatten()
         .filter_map(|entry| {
-            let pgid = crate::process::orphans::end(&entry.path())?;
+            let dir = entry.path();
+            // Only a call still in flight keeps its record; the sessions a finished call
+            // started are the model's to use.
+            if !dir.join(crate::process::orphans::RECORD).exists() {
+                return None;
+            }
+            let pgid = crate::process::orphans::end(&dir);
+            let sessions = delta_sessions::end_noted(&dir);
+            if pgid.is_none() && sessions.is_empty() {
+                return None;
+            }
             let action_id = entry.file_name().to_string_lossy().into_owned();
             let tool_name = events.iter().find_map(|event| {
                 event
@@ -98,6 +121,7 @@ pub fn end_orphaned_tools(paths: &RunPaths, events: &[Event]) -> Vec<EndedTool> 
                 action_id,
                 tool_name,
                 pgid,
+                sessions,
             })
         })
         .collect();

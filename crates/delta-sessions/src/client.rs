@@ -30,6 +30,8 @@ const START_GRACE: Duration = Duration::from_secs(60);
 #[derive(Debug, Clone)]
 pub struct Sessions {
     dir: PathBuf,
+    /// Where `start` notes each session for the engine tool call running it, if any.
+    owner_dir: Option<PathBuf>,
 }
 
 impl Sessions {
@@ -43,7 +45,18 @@ impl Sessions {
                 .map_err(|e| SessionsError::failed("read the current directory", e))?
                 .join(dir)
         };
-        Ok(Self { dir })
+        Ok(Self {
+            dir,
+            owner_dir: None,
+        })
+    }
+
+    /// Notes every session `start` starts in `owner_dir`, the record directory of the
+    /// engine tool call running us (see [`crate::OWNER_DIR_ENV`]).
+    #[must_use]
+    pub fn noting_in(mut self, owner_dir: Option<PathBuf>) -> Self {
+        self.owner_dir = owner_dir;
+        self
     }
 
     /// The sessions directory.
@@ -62,6 +75,10 @@ impl Sessions {
     ) -> Result<StartOutput, SessionsError> {
         fs_err::create_dir_all(&self.dir)?;
         let paths = self.create_session_dir(id)?;
+        // Before the holder exists, so no holder can outlive its call unnoted.
+        if let Some(owner_dir) = &self.owner_dir {
+            crate::owner::note(owner_dir, &self.dir, &paths.id);
+        }
         // Held until the holder is up, so `cleanup` leaves the half-made session alone.
         let _lock = store::lock_exclusive(&paths)?;
         let log = fs_err::OpenOptions::new()
@@ -245,6 +262,15 @@ impl Sessions {
 
     /// Ends session `id`: its holder, interpreter and every process they started.
     pub fn end(&self, id: &SessionId) -> Result<EndOutput, SessionsError> {
+        self.end_because(id, "it was ended by `delta-sessions end`")
+    }
+
+    /// [`Self::end`], recording `reason` as the session's end reason.
+    pub(crate) fn end_because(
+        &self,
+        id: &SessionId,
+        reason: &str,
+    ) -> Result<EndOutput, SessionsError> {
         let (paths, mut meta) = self.load(id)?;
         if meta.status != Status::Active {
             return Err(SessionsError::Ended {
@@ -264,7 +290,7 @@ impl Sessions {
         stop_processes(&meta);
         meta.status = Status::Terminated;
         meta.ended_at = Some(store::now());
-        meta.end_reason = Some("it was ended by `delta-sessions end`".to_owned());
+        meta.end_reason = Some(reason.to_owned());
         store::write_metadata(&paths, &meta)?;
         let _ignored = fs::remove_file(paths.socket());
         Ok(EndOutput {

@@ -14,6 +14,7 @@ mod holder;
 mod id;
 mod interp;
 mod output;
+mod owner;
 mod procfs;
 mod store;
 mod wire;
@@ -27,4 +28,5 @@ pub use interp::Kind;
 pub use output::{
     CleanupOutput, EndOutput, ErrorOutput, ExecOutput, ListEntry, ListStatus, StartOutput,
 };
+pub use owner::{OWNER_DIR_ENV, end_noted};
 pub use store::{HistoryEntry, Metadata, State, Status};

@@ -535,7 +535,18 @@ impl ActiveRun {
                 (acted.status, None, acted.observation, acted.duration)
             }
             Resolved::Run { spec, invocation } => {
-                let env = tool_env(self.metadata.run_id.as_str(), agent, self.paths.workspace());
+                let mut env =
+                    tool_env(self.metadata.run_id.as_str(), agent, self.paths.workspace());
+                // Where delta-sessions notes the holders this call starts (they leave its
+                // process group), so a takeover after kill -9 can end them too.
+                env.push((
+                    delta_sessions::OWNER_DIR_ENV.to_owned(),
+                    // Absolute: the tool runs in the workspace, not in our directory.
+                    std::path::absolute(&record_dir)
+                        .unwrap_or_else(|_| record_dir.clone())
+                        .display()
+                        .to_string(),
+                ));
                 // The runner streams stdout.log and stderr.log into it as output arrives.
                 create_dir(&record_dir)?;
                 let options = process_options(

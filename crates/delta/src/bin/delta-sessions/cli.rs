@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 use serde::Serialize;
 
 use delta_sessions::{
-    ErrorOutput, HOLDER_SUBCOMMAND, SessionId, Sessions, SessionsError, run_holder,
+    ErrorOutput, HOLDER_SUBCOMMAND, OWNER_DIR_ENV, SessionId, Sessions, SessionsError, run_holder,
 };
 
 /// Exit code for command-line misuse.
@@ -97,7 +97,9 @@ fn dispatch(cli: Cli, out: &mut dyn Write) -> Result<(), SessionsError> {
         Some(dir) => dir,
         None => PathBuf::from(".sessions"),
     };
-    let sessions = Sessions::new(&dir)?;
+    // Read here, not with clap: it is the engine's, not an option a user passes.
+    let owner_dir = std::env::var_os(OWNER_DIR_ENV).map(PathBuf::from);
+    let sessions = Sessions::new(&dir)?.noting_in(owner_dir);
     match cli.command {
         Cmd::Start { id, command } => {
             let id = id.as_deref().map(SessionId::parse).transpose()?;

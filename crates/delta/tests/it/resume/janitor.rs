@@ -390,3 +390,89 @@ steps:
     let per_call = before["usage"]["input_tokens"].as_u64().unwrap();
     assert!(after["usage"]["input_tokens"].as_u64().unwrap() > 2 * per_call);
 }
+
+/// An agent whose tool starts a delta-sessions session, then blocks.
+fn session_starter() -> String {
+    format!(
+        r#"
+name: session-starter
+llm:
+  model: gpt-4o-mini
+tools:
+  - name: open_shell
+    description: Start a shell session and keep working.
+    shell: "'{}' start --sessions-dir sessions > started.json && sleep 300"
+"#,
+        env!("CARGO_BIN_EXE_delta-sessions")
+    )
+}
+
+/// Issue 30 item 8, session holders: a holder runs in its own process session, so ending
+/// the killed call's process group left it running. The Janitor ends the holders the
+/// call started, through delta-sessions' own end, and journals it.
+#[test]
+fn a_session_started_by_the_killed_call_is_ended() {
+    let mock = mock(
+        r#"
+steps:
+  - message:
+      tool_calls:
+        - {name: open_shell, arguments: {}}
+  - message: {content: "Checked."}
+"#,
+    );
+    let test = delta(Test::new().agent("agent", &session_starter()), &mock).args([
+        "run",
+        "--agent",
+        "agent",
+        "-w",
+        "ws",
+        "-m",
+        "Open a shell.",
+        "--run-id",
+        "holder-1",
+    ]);
+    let workspace = test.path().join("ws");
+    let mut child = test.spawn();
+    let started = workspace.join("started.json");
+    wait_until("the session to start", || {
+        std::fs::read_to_string(&started).is_ok_and(|t| t.contains("session_id"))
+    });
+    let started: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&started).unwrap()).unwrap();
+    let session = started["session_id"].as_str().unwrap().to_owned();
+    let metadata = workspace
+        .join("sessions")
+        .join(&session)
+        .join("metadata.json");
+    let read_metadata = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&metadata).unwrap()).unwrap()
+    };
+    let holder = i32::try_from(read_metadata()["pid"].as_i64().unwrap()).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !gone(holder),
+        "kill -9 of the engine leaves the holder running"
+    );
+
+    let ws = workspace.display().to_string();
+    let run = delta(Test::new(), &mock)
+        .args(["continue", "--run-id", "holder-1", "-w", &ws])
+        .run()
+        .code(0);
+    wait_until("the holder to be ended", || gone(holder));
+    assert_eq!(read_metadata()["status"], "terminated");
+    let ended = format!("the holders of the sessions it started ({session})");
+    assert!(run.stderr().contains(&ended), "{}", run.stderr());
+    let files = RunDir::new(&workspace, "holder-1");
+    let messages = files.payloads("SYSTEM_MESSAGE");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["content"].as_str().unwrap().contains(&ended)),
+        "{messages:?}"
+    );
+    assert_sound(&files, "COMPLETED").unwrap();
+    drop(run);
+}
