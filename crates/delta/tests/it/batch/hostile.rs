@@ -434,7 +434,12 @@ impl Watched {
     }
 
     fn finish(self) -> Ended {
-        let mut ended = finish_within(self.child, GUARD, "a batch driver");
+        self.finish_under(GUARD)
+    }
+
+    /// Its end, or a failed test once `guard` has passed.
+    fn finish_under(self, guard: Duration) -> Ended {
+        let mut ended = finish_within(self.child, guard, "a batch driver");
         self.reader.join().expect("the stderr reader");
         ended.stderr = self.stderr.lock().unwrap().clone();
         ended
@@ -629,6 +634,68 @@ fn a_signal_is_answered_while_the_driver_waits(#[case] wait: &str, #[case] sent:
         fs::read_to_string(out.join("results.jsonl")).unwrap(),
         "",
         "nothing recorded as an end"
+    );
+}
+
+/// The copy of `workspace_from` the driver below makes: a sparse file costs nothing to
+/// create but all of its bytes to copy, some tens of seconds for this one.
+const SPARSE: u64 = 16 << 30;
+
+/// Far above a copy that stops within its current 1 MiB chunk, far below one that went
+/// on through the whole of `SPARSE`.
+const COPY_GUARD: Duration = Duration::from_secs(10);
+
+/// SIGINT or SIGTERM while the driver copies a task's `workspace_from`: the copy stops
+/// within a chunk and the driver ends (130) leaving no workspace, no run and nothing
+/// recorded; run again, it copies the workspace and completes the task, once.
+#[rstest]
+#[case::sigterm(Signal::SIGTERM)]
+#[case::sigint(Signal::SIGINT)]
+fn a_signal_is_answered_while_the_driver_copies_a_workspace(#[case] sent: Signal) {
+    let model = mock(DONE);
+    let test = one_task(
+        delta(agent(Test::new(), "0"), &model).file("seed/notes.txt", "kept\n"),
+        r#"{"id": "t", "message": "Go.", "workspace_from": "seed"}"#,
+    );
+    let test = batch_args(test, "2");
+    let big = test.path().join("seed/big");
+    fs::File::create(&big).unwrap().set_len(SPARSE).unwrap();
+    let out = test.path().join("out");
+    let copying = out.join("runs/.t.copying/big");
+    let driver = Watched::start(&test);
+    wait_until("the copy of the big file", || {
+        fs::metadata(&copying).is_ok_and(|m| m.len() > 0)
+    });
+    signal(driver.child.id(), sent);
+    let ended = driver.finish_under(COPY_GUARD);
+    assert_eq!(ended.code, Some(130), "{}", ended.stderr);
+    assert_eq!(
+        fs::read_to_string(out.join("results.jsonl")).unwrap_or_default(),
+        "",
+        "nothing recorded as an end"
+    );
+    assert!(
+        !out.join("runs/.t.copying").exists(),
+        "the half copy is gone"
+    );
+    assert!(!out.join("runs/t").exists(), "no workspace, so no run");
+
+    // The same task, without the tens of seconds of copying.
+    fs::File::options()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len(3 << 20)
+        .unwrap();
+    let ended = again(&test);
+    assert_eq!(ended.code, Some(0), "{}", ended.stderr);
+    assert_recorded_once(&out, &["t"]);
+    assert_eq!(metadata(&out, "t")["status"], "COMPLETED");
+    let workspace = out.join("runs/t");
+    assert_eq!(fs::metadata(workspace.join("big")).unwrap().len(), 3 << 20);
+    assert_eq!(
+        fs::read_to_string(workspace.join("notes.txt")).unwrap(),
+        "kept\n"
     );
 }
 
