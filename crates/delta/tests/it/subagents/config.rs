@@ -2,7 +2,7 @@
 //! the fix (exit 126, nothing run), and a tool's `workspace:` running the child in a
 //! sub-directory of the caller's workspace.
 
-use super::{edit, files, tree};
+use super::{PLAN_RUN, edit, files, tree};
 use crate::support::harness::Test;
 use crate::support::run::delta;
 use crate::support::snapshot::snapshot;
@@ -85,20 +85,7 @@ fn a_tool_workspace_runs_the_child_in_a_subdirectory() {
         "agent: ../reviewer\n",
         "agent: ../reviewer\n    workspace: reviews\n",
     );
-    let run = delta(test, &tree.planner)
-        .args([
-            "run",
-            "--agent",
-            "agents/planner",
-            "-w",
-            "ws",
-            "-m",
-            "Plan the job",
-            "--run-id",
-            "p",
-        ])
-        .run()
-        .code(0);
+    let run = delta(test, &tree.planner).args(PLAN_RUN).run().code(0);
     let dir = run.path();
     let reviews = dir.join("ws/reviews");
     let reviewer = crate::support::run::run_files(&reviews, "p.1.1").metadata();

@@ -8,27 +8,14 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use super::{files, tree, tree_ids};
+use super::{PLAN_RUN, files, tree, tree_ids};
 use crate::support::harness::{ROOT, Run};
 use crate::support::run::delta;
 
 /// The tree, run to its end as `p` in `ws`.
 fn finished_tree() -> Run {
     let tree = tree();
-    delta(tree.test, &tree.planner)
-        .args([
-            "run",
-            "--agent",
-            "agents/planner",
-            "-w",
-            "ws",
-            "-m",
-            "Plan the job",
-            "--run-id",
-            "p",
-        ])
-        .run()
-        .code(0)
+    delta(tree.test, &tree.planner).args(PLAN_RUN).run().code(0)
 }
 
 /// Harbor's ATIF validator (`python -m harbor.utils.trajectory_validator`), installed by

@@ -2,7 +2,7 @@
 //! `on_subagent_end` fires when a child's part ends, before the call's
 //! `post_tool_execution`.
 
-use super::{files, tree};
+use super::{PLAN_RUN, files, tree};
 use crate::support::run::delta;
 
 const LOGGING_HOOKS: &str = r#"
@@ -22,20 +22,7 @@ fn hooks_fire_in_each_run_with_its_own_id_and_on_subagent_end_in_the_parent() {
         .fold(tree.test, |test, agent| {
             test.file(&format!("agents/{agent}/hooks.yaml"), LOGGING_HOOKS)
         });
-    let run = delta(test, &tree.planner)
-        .args([
-            "run",
-            "--agent",
-            "agents/planner",
-            "-w",
-            "ws",
-            "-m",
-            "Plan the job",
-            "--run-id",
-            "p",
-        ])
-        .run()
-        .code(0);
+    let run = delta(test, &tree.planner).args(PLAN_RUN).run().code(0);
     let log = run.read("ws/hooks.log");
     let lines: Vec<&str> = log.lines().collect();
     let position = |line: &str| {

@@ -11,7 +11,7 @@ use nix::unistd::Pid;
 use serde_json::Value;
 
 use super::{
-    SLOW_LOOK, events, files, planner_script, reviewer_script, tree, tree_ids, tree_with,
+    PLAN_RUN, SLOW_LOOK, events, files, planner_script, reviewer_script, tree, tree_ids, tree_with,
     worker_script,
 };
 use crate::support::harness::Test;
@@ -19,17 +19,7 @@ use crate::support::run::{delta, wait_until};
 
 /// The tree started as `p` in `ws`, in the background.
 fn start(test: Test, planner: &mock_llm::MockServer) -> (Test, Child) {
-    let test = delta(test, planner).args([
-        "run",
-        "--agent",
-        "agents/planner",
-        "-w",
-        "ws",
-        "-m",
-        "Plan the job",
-        "--run-id",
-        "p",
-    ]);
+    let test = delta(test, planner).args(PLAN_RUN);
     let child = test.spawn();
     (test, child)
 }
@@ -233,19 +223,8 @@ fn a_childs_ask_human_pauses_the_tree_and_continue_answers_it() {
         super::LOOK,
     );
     let run = delta(tree.test, &tree.planner)
-        .args([
-            "run",
-            "--agent",
-            "agents/planner",
-            "-w",
-            "ws",
-            "-m",
-            "Plan the job",
-            "--run-id",
-            "p",
-            "--format",
-            "json",
-        ])
+        .args(PLAN_RUN)
+        .args(["--format", "json"])
         .run()
         .code(101);
     let result: Value = serde_json::from_str(run.stdout()).unwrap();
@@ -315,17 +294,7 @@ fn no_ask_human_holds_for_children() {
     for (flag, offered_to_children) in [(None, true), (Some("--no-ask-human"), false)] {
         let tree = tree();
         let run = delta(tree.test, &tree.planner)
-            .args([
-                "run",
-                "--agent",
-                "agents/planner",
-                "-w",
-                "ws",
-                "-m",
-                "Plan the job",
-                "--run-id",
-                "p",
-            ])
+            .args(PLAN_RUN)
             .args(flag)
             .run()
             .code(0);

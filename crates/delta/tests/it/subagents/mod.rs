@@ -23,6 +23,19 @@ use crate::support::harness::Test;
 use crate::support::run::{RunFiles, mock, run_files};
 
 /// Tokens every scripted answer reports.
+/// The arguments of the planner tree's top run `p` in `ws`, which most tests start.
+pub const PLAN_RUN: [&str; 9] = [
+    "run",
+    "--agent",
+    "agents/planner",
+    "-w",
+    "ws",
+    "-m",
+    "Plan the job",
+    "--run-id",
+    "p",
+];
+
 pub const PROMPT_TOKENS: u64 = 1234;
 pub const COMPLETION_TOKENS: u64 = 56;
 

@@ -4,7 +4,9 @@
 
 use serde_json::Value;
 
-use super::{edit, events, files, planner_script, reviewer_script, tree_with, worker_script};
+use super::{
+    PLAN_RUN, edit, events, files, planner_script, reviewer_script, tree_with, worker_script,
+};
 use crate::support::harness::{Run, Test};
 use crate::support::run::{delta, mock, run_files, runs_in};
 
@@ -120,20 +122,7 @@ fn fork_after_a_child_call_reuses_its_result() {
         &reviewer_script(),
         ECHO_LOOK,
     );
-    let run = delta(tree.test, &tree.planner)
-        .args([
-            "run",
-            "--agent",
-            "agents/planner",
-            "-w",
-            "ws",
-            "-m",
-            "Plan the job",
-            "--run-id",
-            "p",
-        ])
-        .run()
-        .code(0);
+    let run = delta(tree.test, &tree.planner).args(PLAN_RUN).run().code(0);
     let dir = run.path().to_path_buf();
     // The boundary after both agent calls' results.
     let planner = files(&dir, "p");

@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::{
-    COMPLETION_TOKENS, PLANNER_PRICE, PROMPT_TOKENS, REVIEWER_PRICE, WORKER_PRICE, call_cost,
-    events, files, tree, tree_ids,
+    COMPLETION_TOKENS, PLAN_RUN, PLANNER_PRICE, PROMPT_TOKENS, REVIEWER_PRICE, WORKER_PRICE,
+    call_cost, events, files, tree, tree_ids,
 };
 use crate::support::run::{assert_consistent, delta, runs_in};
 use crate::support::snapshot::snapshot;
@@ -27,19 +27,8 @@ fn assert_cost(actual: &Value, expected: f64) {
 fn depth_3_tree_results_journals_links_and_exact_roll_up() {
     let tree = tree();
     let run = delta(tree.test, &tree.planner)
-        .args([
-            "run",
-            "--agent",
-            "agents/planner",
-            "-w",
-            "ws",
-            "-m",
-            "Plan the job",
-            "--run-id",
-            "p",
-            "--format",
-            "json",
-        ])
+        .args(PLAN_RUN)
+        .args(["--format", "json"])
         .run()
         .code(0);
     let dir = run.path().to_path_buf();
