@@ -20,9 +20,57 @@ pub use result::{CallRecord, McpCallOutcome, write_call_record};
 use crate::config::{MCP_TOOL_SEPARATOR, McpServer};
 use connection::{CallError, Connection};
 
+/// What `delta tool expand` shows of an agent's MCP servers.
+#[derive(Debug)]
+pub struct Expanded {
+    /// Each tool with the name the model sees, where it came from, and its argument
+    /// schema, as YAML.
+    pub yaml: String,
+    /// Tools left out while starting the servers, for the caller to warn about.
+    pub warnings: Vec<String>,
+}
+
+/// Why the servers could not be listed.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    /// A server did not start or did not list its tools.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The async runtime could not be built.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// Starts the servers (each within its `startup_timeout_ms`), lists their tools and stops
+/// them, on a runtime of its own: the synchronous entry for a caller without one. Awaiting
+/// here rather than in the caller keeps rmcp's generic code compiled in this crate only
+/// (bench/README.md, the first install).
+///
+/// # Errors
+/// [`ListError::Start`] for the first server that does not start; the others are stopped.
+pub fn list_tools(
+    servers: &[McpServer],
+    env: McpEnv,
+    command_tools: &[&str],
+) -> Result<Expanded, ListError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ListError::Runtime)?;
+    runtime.block_on(async {
+        let mut started = McpServers::start(servers, env, command_tools).await?;
+        let yaml = render_servers(&started);
+        started.stop().await;
+        Ok(Expanded {
+            yaml,
+            warnings: std::mem::take(&mut started.warnings),
+        })
+    })
+}
+
 /// `delta tool expand`'s view of the servers: each tool with the name the model sees,
 /// where it came from, and its argument schema, as YAML.
-pub fn render_servers(servers: &McpServers) -> String {
+fn render_servers(servers: &McpServers) -> String {
     #[derive(serde::Serialize)]
     struct Listing<'a> {
         mcp_servers: Vec<ServerListing<'a>>,

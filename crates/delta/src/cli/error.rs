@@ -258,9 +258,6 @@ pub enum ExportError {
         #[source]
         source: std::io::Error,
     },
-    /// The async runtime could not start.
-    #[error("cannot start the async runtime: {0}")]
-    Runtime(#[source] std::io::Error),
 }
 
 impl ExportError {
@@ -274,8 +271,7 @@ impl ExportError {
             ExportError::Scenario(_)
             | ExportError::Trajectory(_)
             | ExportError::Post(_)
-            | ExportError::Write { .. }
-            | ExportError::Runtime(_) => Exit::Failure,
+            | ExportError::Write { .. } => Exit::Failure,
         }
     }
 
@@ -291,8 +287,7 @@ impl ExportError {
             ExportError::Trajectory(_)
             | ExportError::Post(_)
             | ExportError::EndpointNeedsOtlp
-            | ExportError::Write { .. }
-            | ExportError::Runtime(_) => None,
+            | ExportError::Write { .. } => None,
         }
     }
 }

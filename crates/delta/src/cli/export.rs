@@ -200,13 +200,7 @@ impl ExportArgs {
                 |name| std::env::var(name).ok(),
             )
             .map_err(ExportError::from)?;
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(ExportError::Runtime)?;
-            let posted = runtime
-                .block_on(otlp::post(&settings, &text))
-                .map_err(ExportError::from)?;
+            let posted = otlp::post(&settings, &text).map_err(ExportError::from)?;
             let spans = serde_json::from_str(&text).map_or(0, |r| otlp::span_count(&r));
             render::stderr(&format!(
                 "posted {spans} spans of run {} to {} ({})\n",

@@ -11,7 +11,7 @@ use super::render;
 use delta_engine::environment::{Setting, render_wrapped};
 use delta_engine::launch::LaunchError;
 use delta_engine::llm::env_files;
-use delta_engine::mcp::{McpEnv, McpServers, render_servers};
+use delta_engine::mcp::{self, ListError, McpEnv};
 use delta_engine::output::Exit;
 use delta_engine::secrets::Redactor;
 use delta_engine::{config, tool};
@@ -106,27 +106,21 @@ impl ExpandArgs {
 /// Starts the agent's MCP servers (each within its `startup_timeout_ms`, stderr
 /// discarded), lists their tools as YAML, and stops them.
 fn list_mcp_tools(agent: &config::Agent, cwd: &std::path::Path) -> Result<String, CliError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(CliError::Runtime)?;
-    runtime.block_on(async {
-        let env = McpEnv {
-            workspace: cwd.to_path_buf(),
-            io_dir: None,
-            env: Vec::new(),
-            redactor: Redactor::default(),
-            placement: delta_engine::environment::Placement::Host,
-        };
-        let command_tools: Vec<&str> = agent.tools.iter().map(|t| t.name.as_str()).collect();
-        let mut servers = McpServers::start(&agent.mcp_servers, env, &command_tools)
-            .await
-            .map_err(|error| CliError::Config(error.to_config_error()))?;
-        for warning in &servers.warnings {
-            render::warning(warning);
-        }
-        let text = render_servers(&servers);
-        servers.stop().await;
-        Ok(text)
-    })
+    let env = McpEnv {
+        workspace: cwd.to_path_buf(),
+        io_dir: None,
+        env: Vec::new(),
+        redactor: Redactor::default(),
+        placement: delta_engine::environment::Placement::Host,
+    };
+    let command_tools: Vec<&str> = agent.tools.iter().map(|t| t.name.as_str()).collect();
+    let expanded =
+        mcp::list_tools(&agent.mcp_servers, env, &command_tools).map_err(|error| match error {
+            ListError::Start(error) => CliError::Config(error.to_config_error()),
+            ListError::Runtime(error) => CliError::Runtime(error),
+        })?;
+    for warning in &expanded.warnings {
+        render::warning(warning);
+    }
+    Ok(expanded.yaml)
 }

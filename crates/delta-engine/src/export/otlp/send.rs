@@ -334,7 +334,20 @@ fn percent_decode(text: &str) -> String {
 /// # Errors
 /// [`PostError::Send`] when nothing came back, [`PostError::Rejected`] on a non-2xx
 /// answer, [`PostError::PartlyRejected`] when the collector refused spans.
-pub async fn post(settings: &Settings, json: &str) -> Result<Posted, PostError> {
+pub fn post(settings: &Settings, json: &str) -> Result<Posted, PostError> {
+    // A runtime of its own, so that the caller (the CLI) neither needs one nor compiles
+    // the HTTP stack's generic code a second time.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| PostError::Send {
+            endpoint: without_userinfo(settings.url.as_str()),
+            reason: format!("cannot start the async runtime: {e}"),
+        })?;
+    runtime.block_on(send(settings, json))
+}
+
+async fn send(settings: &Settings, json: &str) -> Result<Posted, PostError> {
     let shown = without_userinfo(settings.url.as_str());
     let build = |reason: String| PostError::Build {
         endpoint: shown.clone(),
