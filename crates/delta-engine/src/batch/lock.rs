@@ -68,13 +68,14 @@ pub struct DriverLock {
 }
 
 impl DriverLock {
-    /// Takes `driver.lock` of the batch directory `root` for this process.
+    /// Takes `driver.lock` of the directory `root` of a batch (or an eval: `what` names
+    /// which, for the message when a gone driver's record is taken over) for this process.
     ///
     /// # Errors
     /// [`BatchError::Driven`] while another driver holds it (or a live process of this host
     /// is recorded in it), [`BatchError::DrivenElsewhere`] when its record names a driver
     /// on another host; [`BatchError::Io`] when it cannot be created or written.
-    pub fn acquire(root: &Path) -> Result<Self, BatchError> {
+    pub fn acquire(root: &Path, what: &str) -> Result<Self, BatchError> {
         let path = root.join("driver.lock");
         let lock = match RunLock::try_acquire(&path) {
             Ok(lock) => lock,
@@ -91,7 +92,7 @@ impl DriverLock {
             None => None,
             Some(holder) => match examine(&holder.identity(), false) {
                 Ok(OwnerFinding::Dead | OwnerFinding::PidReused { .. }) => Some(format!(
-                    "the batch's previous driver ({}) is gone; this one takes over",
+                    "the {what}'s previous driver ({}) is gone; this one takes over",
                     holder.describe()
                 )),
                 // Not reachable without `force`; a forced finding would be taken over.

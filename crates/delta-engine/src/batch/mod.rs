@@ -227,7 +227,7 @@ pub fn prepare(spec: &BatchSpec) -> Result<(BatchDir, Manifest, DriverLock), Bat
         path: root.clone(),
         source,
     })?;
-    let lock = DriverLock::acquire(&root)?;
+    let lock = DriverLock::acquire(&root, "batch")?;
     if dir.manifest_path().exists() {
         let mut existing = dir.read_manifest()?;
         if existing.tasks_sha256 != manifest.tasks_sha256 {

@@ -27,8 +27,8 @@ pub use taskset::{TaskSet, load_task_set};
 use std::path::Path;
 
 use crate::batch::{
-    ArrayJob, BatchError, BatchObserver, LocalOutcome, SlurmOptions, Submission, drive_pool,
-    pool_runtime, submit_array, write_json,
+    ArrayJob, BatchError, BatchObserver, DriverLock, LocalOutcome, SlurmOptions, Submission,
+    drive_pool, pool_runtime, submit_array, write_json,
 };
 
 /// What `delta eval run` was asked.
@@ -67,9 +67,52 @@ pub enum EvalError {
         /// The directory.
         dir: PathBuf,
     },
+    /// Another `delta eval run` drives this directory.
+    #[error("{} is being driven by another `delta eval run`: {holder}", dir.display())]
+    Driven {
+        /// The eval directory.
+        dir: PathBuf,
+        /// Who: pid, process, host and since when.
+        holder: String,
+    },
+    /// The directory's lock records a driver on another host, which cannot be checked
+    /// from here.
+    #[error(
+        "{} is recorded as driven by a `delta eval run` on another host, which this host \
+         cannot check: {holder}",
+        dir.display()
+    )]
+    DrivenElsewhere {
+        /// The eval directory.
+        dir: PathBuf,
+        /// Who: pid, process, host and since when.
+        holder: String,
+    },
     /// A file of the eval cannot be read or written, or a child started.
     #[error(transparent)]
     Batch(#[from] BatchError),
+}
+
+impl EvalError {
+    /// The driver lock's refusals said of an eval rather than a batch.
+    fn from_lock(error: BatchError) -> Self {
+        match error {
+            BatchError::Driven { dir, holder } => EvalError::Driven { dir, holder },
+            BatchError::DrivenElsewhere { dir, holder } => {
+                EvalError::DrivenElsewhere { dir, holder }
+            }
+            BatchError::Tasks(_)
+            | BatchError::Config(_)
+            | BatchError::Io { .. }
+            | BatchError::Corrupt { .. }
+            | BatchError::Mismatch { .. }
+            | BatchError::Spawn { .. }
+            | BatchError::Sbatch(_)
+            | BatchError::NoRun { .. }
+            | BatchError::NotABatch { .. }
+            | BatchError::NoSuchIndex { .. } => EvalError::Batch(error),
+        }
+    }
 }
 
 impl EvalError {
@@ -84,6 +127,15 @@ impl EvalError {
             EvalError::NotAnEval { .. } => {
                 Some("give the --out directory of a `delta eval run`".to_owned())
             }
+            EvalError::Driven { dir, .. } => Some(format!(
+                "one driver per eval directory: wait for that one to end (it answers SIGINT \
+                 and SIGTERM), or follow it with `delta eval report {}`",
+                dir.display()
+            )),
+            EvalError::DrivenElsewhere { dir, .. } => Some(format!(
+                "if that driver is gone, remove {} and run again",
+                dir.join("driver.lock").display()
+            )),
             EvalError::Batch(error) => error.help(),
         }
     }
@@ -92,12 +144,15 @@ impl EvalError {
 /// Checks an eval before anything runs and opens its directory: `-k`, the timeout
 /// multiplier, the agent's configuration, every task of the set, and `--out` (new, empty,
 /// or holding this very eval). Every problem is reported at once; nothing is created
-/// unless there is none. Returns the directory, its manifest and the warnings of the
-/// tasks' `task.toml`s (unknown or unsupported keys).
+/// unless there is none. Takes the directory's [`DriverLock`] (one live driver per eval
+/// directory) before writing `eval.json`. Returns the directory, its manifest, the lock,
+/// held until dropped, and the warnings of the tasks' `task.toml`s (unknown or
+/// unsupported keys).
 ///
 /// # Errors
-/// [`EvalError::Problems`] for bad inputs; I/O errors creating the directory.
-pub fn prepare(spec: &EvalSpec) -> Result<(EvalDir, Manifest, Vec<String>), EvalError> {
+/// [`EvalError::Problems`] for bad inputs; [`EvalError::Driven`] while another driver
+/// holds the directory; I/O errors creating the directory.
+pub fn prepare(spec: &EvalSpec) -> Result<Prepared, EvalError> {
     let mut problems = Vec::new();
     if spec.attempts == 0 {
         problems.push(
@@ -175,8 +230,27 @@ pub fn prepare(spec: &EvalSpec) -> Result<(EvalDir, Manifest, Vec<String>), Eval
         path: root.clone(),
         source,
     })?;
+    let lock = DriverLock::acquire(&root, "eval").map_err(EvalError::from_lock)?;
     dir.write_manifest(&manifest)?;
-    Ok((dir, manifest, set.warnings))
+    Ok(Prepared {
+        dir,
+        manifest,
+        lock,
+        warnings: set.warnings,
+    })
+}
+
+/// An eval ready to drive, as [`prepare`] leaves it.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The eval directory.
+    pub dir: EvalDir,
+    /// Its manifest, as written.
+    pub manifest: Manifest,
+    /// The directory's driver lock, held until dropped.
+    pub lock: DriverLock,
+    /// What the tasks' `task.toml`s hold that is ignored.
+    pub warnings: Vec<String>,
 }
 
 /// The eval in `--out` (shown as `shown`), when there is one; a problem when `--out`

@@ -223,7 +223,15 @@ impl RunArgs {
                     .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             },
         };
-        let (dir, mut manifest, warnings) = eval::prepare(&spec)?;
+        let eval::Prepared {
+            dir,
+            mut manifest,
+            lock,
+            warnings,
+        } = eval::prepare(&spec)?;
+        if let Some(previous) = lock.previous() {
+            render::stderr(&format!("{previous}\n"));
+        }
         for warning in &warnings {
             render::warning(warning);
         }

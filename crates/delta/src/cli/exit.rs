@@ -74,6 +74,7 @@ pub(super) fn eval(error: &EvalError) -> Exit {
     match error {
         EvalError::Problems { .. } => Exit::Config,
         EvalError::NotAnEval { .. } => Exit::Usage,
+        EvalError::Driven { .. } | EvalError::DrivenElsewhere { .. } => Exit::Failure,
         EvalError::Batch(error) => batch(error),
     }
 }

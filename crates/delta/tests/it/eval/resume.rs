@@ -1,5 +1,6 @@
 //! An eval survives its driver: after `kill -9` of the driver the same command finishes it
-//! with every trial exactly once in the results and none verified twice; after `kill -9`
+//! with every trial exactly once in the results and none verified twice, and a second
+//! driver is refused while the first lives; after `kill -9`
 //! of the driver and its trials too, the lost trials run again from scratch; Ctrl-C stops
 //! cleanly, leaving no container and no verdict for the trials it stopped.
 
@@ -131,6 +132,45 @@ fn kill_9_of_the_driver_then_the_same_command_records_every_trial_once_verified_
         "{}",
         run.stdout()
     );
+    // The killed driver's record in driver.lock is taken over, and said so.
+    assert!(
+        run.stderr().contains(&format!(
+            "the eval's previous driver (PID {} (delta)",
+            driver.id()
+        )),
+        "{}",
+        run.stderr()
+    );
+    no_containers_of(&out);
+}
+
+#[test]
+fn a_second_driver_on_the_same_out_is_refused_while_the_first_lives() {
+    container_ready();
+    let model = mock(SLOW_SCRIPT);
+    let test = eval(Test::new(), &model);
+    let out = test.path().join("out");
+    let mut driver = test.spawn();
+    wait_for_first_result(&out, &mut driver);
+    let second = test.run().code(1);
+    assert!(
+        second.stderr().contains(&format!(
+            "is being driven by another `delta eval run`: PID {} (delta)",
+            driver.id()
+        )),
+        "{}",
+        second.stderr()
+    );
+    assert!(
+        second
+            .stderr()
+            .contains(&format!("delta eval report {}", out.display())),
+        "{}",
+        second.stderr()
+    );
+    let status = driver.wait().expect("the first driver ends");
+    assert_eq!(status.code(), Some(0));
+    assert_each_once(&out);
     no_containers_of(&out);
 }
 
