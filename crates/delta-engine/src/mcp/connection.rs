@@ -565,7 +565,7 @@ fn spawn(
         ));
     }
     if let Some(dir) = &server_dir {
-        crate::process::orphans::record(dir, pid.as_raw().unsigned_abs());
+        crate::process::orphans::record(dir, pid.as_raw().unsigned_abs(), placed.marker.as_deref());
     }
     Ok(Process {
         child,

@@ -288,7 +288,7 @@ pub async fn run_process_in(
         marker: placed.marker,
     };
     if let (Some(dir), Some(pid)) = (&opts.record, child.id()) {
-        orphans::record(dir, pid);
+        orphans::record(dir, pid, group.marker.as_deref());
     }
 
     let over_limit = Notify::new();

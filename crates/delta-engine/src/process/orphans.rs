@@ -16,18 +16,23 @@ use crate::run::{Liveness, ProcessIdentity, process_alive};
 pub const RECORD: &str = "process.json";
 
 /// What `process.json` holds: enough to tell the group's leader from a process that
-/// reused its pid.
+/// reused its pid, and a container call's marker.
 #[derive(Debug, Serialize, Deserialize)]
 struct Recorded {
     pid: u32,
     hostname: String,
     process_name: String,
     start_ticks: Option<u64>,
+    /// The marker variable (`NAME=VALUE`) of a command run in a container: the group on
+    /// the host is only its `exec` client, and killing that leaves the command running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    marker: Option<String>,
 }
 
-/// Records the group whose leader is `pid` in `dir`. Best effort: a group that cannot be
-/// recorded still runs, and is stopped as usual unless the engine is killed.
-pub fn record(dir: &Path, pid: u32) {
+/// Records the group whose leader is `pid` in `dir`, with the `marker` of a container
+/// call. Best effort: a group that cannot be recorded still runs, and is stopped as usual
+/// unless the engine is killed.
+pub fn record(dir: &Path, pid: u32, marker: Option<&str>) {
     let Some(identity) = ProcessIdentity::of(pid) else {
         return;
     };
@@ -36,6 +41,7 @@ pub fn record(dir: &Path, pid: u32) {
         hostname: identity.hostname,
         process_name: identity.process_name,
         start_ticks: identity.start_ticks,
+        marker: marker.map(str::to_owned),
     };
     if let Ok(text) = serde_json::to_string_pretty(&recorded) {
         let _ = std::fs::write(dir.join(RECORD), text + "\n");
@@ -77,7 +83,12 @@ pub fn end(dir: &Path) -> Option<i32> {
         Liveness::Dead => killpg(pgid, None).is_ok(),
         Liveness::PidReused => false,
     };
-    (running && killpg(pgid, Signal::SIGKILL).is_ok()).then_some(pgid.as_raw())
+    let killed = running && killpg(pgid, Signal::SIGKILL).is_ok();
+    // The command inside the container outlives its client; only its marker finds it.
+    if let Some(marker) = &recorded.marker {
+        crate::environment::kill_marked(marker);
+    }
+    killed.then_some(pgid.as_raw())
 }
 
 /// Ends every group recorded in a subdirectory of `dir` (`io/mcp/`); returns a line per

@@ -1,6 +1,7 @@
 //! Containers across `delta continue` (acceptance 4): a run killed with SIGKILL leaves its
-//! container, which the continued run reuses with everything in it; a container that
-//! disappeared is made anew from the image, and the model is told what was lost.
+//! container, which the continued run reuses with everything in it, once the Janitor has
+//! ended the command the kill cut short inside it; a container that disappeared is made
+//! anew from the image, and the model is told what was lost.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -62,7 +63,12 @@ fn container_exists(name: &str) -> bool {
 /// `delta continue` of the killed run, whose model reads the file left outside the
 /// workspace and answers.
 fn continue_it(killed: &Killed) -> (std::process::Output, RunFiles) {
-    let mock = mock(&sh_script(&["cat /root/outside-state".to_owned()]));
+    continue_with(killed, "cat /root/outside-state")
+}
+
+/// `delta continue` of the killed run, whose model runs `command` and answers.
+fn continue_with(killed: &Killed, command: &str) -> (std::process::Output, RunFiles) {
+    let mock = mock(&sh_script(&[command.to_owned()]));
     let test = delta(Test::new(), &mock)
         .args(["continue", "--run-id", &killed.run_id, "-w"])
         .arg(&killed.workspace)
@@ -103,6 +109,22 @@ fn continue_after_kill_9_reuses_the_container() {
         "{notes:?}"
     );
     assert!(!container_exists(&killed.container), "removed at the end");
+    drop(killed.test);
+}
+
+#[test]
+fn the_janitor_ends_the_killed_call_inside_the_container() {
+    let killed = killed_container_run();
+    // Killing the host-side `exec` client leaves the command running in the container:
+    // the Janitor finds it by the call's marker.
+    let (output, files) = continue_with(&killed, "ps | grep -c 'sleep 30[0]' || true");
+    assert_success(&output, "delta continue");
+    let results = payloads(&files, "ACTION_RESULT");
+    assert_eq!(
+        results.last().expect("its result")["observation_content"],
+        "0\n",
+        "the killed call's `sh -c` and `sleep 300` still ran in the container"
+    );
     drop(killed.test);
 }
 
