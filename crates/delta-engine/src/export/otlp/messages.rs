@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::journal::Thought;
+use crate::llm::ModelApi;
 use crate::run::RunPaths;
 use crate::trajectory::LlmCall;
 
@@ -26,10 +27,19 @@ fn read_json(path: &std::path::Path) -> Option<Value> {
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
-/// `gen_ai.input.messages` of a chat-completions request: each message with its role and
-/// parts (`text`, `tool_call`, `tool_call_response`), in the order sent. None when the
-/// request has no `messages` (another API's request).
-pub(super) fn input_messages(request: &Value) -> Option<Value> {
+/// `gen_ai.input.messages` of a request to `api`: each message with its role and parts
+/// (`text`, `reasoning`, `tool_call`, `tool_call_response`), in the order sent. None when
+/// the request is not of that API's shape.
+pub(super) fn input_messages(request: &Value, api: ModelApi) -> Option<Value> {
+    match api {
+        ModelApi::Chat => chat_input(request),
+        ModelApi::Anthropic => anthropic_input(request),
+        ModelApi::Responses => responses_input(request),
+    }
+}
+
+/// Chat Completions: `messages`, tool results as `tool` messages.
+fn chat_input(request: &Value) -> Option<Value> {
     let messages = request.get("messages")?.as_array()?;
     Some(Value::Array(
         messages
@@ -41,33 +51,18 @@ pub(super) fn input_messages(request: &Value) -> Option<Value> {
                     .unwrap_or("user");
                 let mut parts = Vec::new();
                 if role == "tool" {
-                    parts.push(json!({
-                        "type": "tool_call_response",
-                        "id": message.get("tool_call_id").cloned().unwrap_or(Value::Null),
-                        "response": text_of(message.get("content")),
-                    }));
+                    parts.push(tool_response_part(
+                        message.get("tool_call_id"),
+                        message.get("content"),
+                    ));
                 } else {
-                    let text = text_of(message.get("content"));
-                    if !text.is_empty() {
-                        parts.push(json!({"type": "text", "content": text}));
-                    }
-                    for call in message
-                        .get("tool_calls")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
+                    parts.extend(text_part(&text_of(message.get("content"))));
+                    for call in array(message.get("tool_calls")) {
                         let function = call.get("function");
                         parts.push(tool_call_part(
-                            call.get("id").and_then(Value::as_str).unwrap_or_default(),
-                            function
-                                .and_then(|f| f.get("name"))
-                                .and_then(Value::as_str)
-                                .unwrap_or_default(),
-                            function
-                                .and_then(|f| f.get("arguments"))
-                                .and_then(Value::as_str)
-                                .unwrap_or_default(),
+                            str_of(call.get("id")),
+                            str_of(function.and_then(|f| f.get("name"))),
+                            str_of(function.and_then(|f| f.get("arguments"))),
                         ));
                     }
                 }
@@ -75,6 +70,150 @@ pub(super) fn input_messages(request: &Value) -> Option<Value> {
             })
             .collect(),
     ))
+}
+
+/// Anthropic Messages: the top-level `system`, then `messages` of content blocks; a user
+/// turn of tool results alone is the conventions' `tool` message.
+fn anthropic_input(request: &Value) -> Option<Value> {
+    let messages = request.get("messages")?.as_array()?;
+    let mut out = Vec::new();
+    let system = text_of(request.get("system"));
+    if !system.is_empty() {
+        out.push(json!({"role": "system", "parts": [{"type": "text", "content": system}]}));
+    }
+    for message in messages {
+        let role = message
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("user");
+        let blocks = match message.get("content") {
+            Some(Value::Array(blocks)) => blocks.iter().collect(),
+            Some(text @ Value::String(_)) => vec![text],
+            Some(Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_)) | None => {
+                Vec::new()
+            }
+        };
+        let parts: Vec<Value> = blocks
+            .into_iter()
+            .filter_map(|block| match block {
+                Value::String(text) => text_part(text),
+                Value::Null
+                | Value::Bool(_)
+                | Value::Number(_)
+                | Value::Array(_)
+                | Value::Object(_) => anthropic_part(block),
+            })
+            .collect();
+        let all_results = !parts.is_empty()
+            && parts
+                .iter()
+                .all(|part| part["type"] == "tool_call_response");
+        let role = if all_results { "tool" } else { role };
+        out.push(json!({"role": role, "parts": parts}));
+    }
+    Some(Value::Array(out))
+}
+
+/// One Messages content block as a part; None for blocks without readable content
+/// (redacted thinking, images).
+fn anthropic_part(block: &Value) -> Option<Value> {
+    match block.get("type").and_then(Value::as_str)? {
+        "text" => text_part(str_of(block.get("text"))),
+        "thinking" => {
+            let thinking = str_of(block.get("thinking"));
+            (!thinking.is_empty()).then(|| json!({"type": "reasoning", "content": thinking}))
+        }
+        "tool_use" => Some(json!({
+            "type": "tool_call",
+            "id": str_of(block.get("id")),
+            "name": str_of(block.get("name")),
+            "arguments": block.get("input").cloned().unwrap_or_else(|| json!({})),
+        })),
+        "tool_result" => Some(tool_response_part(
+            block.get("tool_use_id"),
+            block.get("content"),
+        )),
+        _ => None,
+    }
+}
+
+/// OpenAI Responses: `instructions`, then the `input` items; consecutive function calls
+/// make one assistant message, each `function_call_output` a `tool` message.
+fn responses_input(request: &Value) -> Option<Value> {
+    let input = request.get("input")?;
+    let mut out = Vec::new();
+    let instructions = text_of(request.get("instructions"));
+    if !instructions.is_empty() {
+        out.push(json!({"role": "system", "parts": [{"type": "text", "content": instructions}]}));
+    }
+    if let Some(text) = input.as_str() {
+        out.push(json!({"role": "user", "parts": text_part(text).into_iter().collect::<Vec<_>>()}));
+        return Some(Value::Array(out));
+    }
+    for item in input.as_array()? {
+        let (role, part) = match item.get("type").and_then(Value::as_str) {
+            Some("function_call") => (
+                "assistant",
+                Some(tool_call_part(
+                    str_of(item.get("call_id")),
+                    str_of(item.get("name")),
+                    str_of(item.get("arguments")),
+                )),
+            ),
+            Some("function_call_output") => (
+                "tool",
+                Some(tool_response_part(item.get("call_id"), item.get("output"))),
+            ),
+            Some("reasoning") => {
+                let summary: Vec<&str> = array(item.get("summary"))
+                    .filter_map(|part| part.get("text").and_then(Value::as_str))
+                    .collect();
+                let summary = summary.join("\n");
+                (
+                    "assistant",
+                    (!summary.is_empty()).then(|| json!({"type": "reasoning", "content": summary})),
+                )
+            }
+            Some("message") | None => (
+                item.get("role").and_then(Value::as_str).unwrap_or("user"),
+                text_part(&text_of(item.get("content"))),
+            ),
+            Some(_) => continue,
+        };
+        let Some(part) = part else { continue };
+        match out.last_mut() {
+            // An assistant turn's reasoning, text and calls come as separate items.
+            Some(last) if role == "assistant" && last["role"] == "assistant" => {
+                if let Some(parts) = last["parts"].as_array_mut() {
+                    parts.push(part);
+                }
+            }
+            Some(_) | None => out.push(json!({"role": role, "parts": [part]})),
+        }
+    }
+    Some(Value::Array(out))
+}
+
+/// A `text` part, unless the text is empty.
+fn text_part(text: &str) -> Option<Value> {
+    (!text.is_empty()).then(|| json!({"type": "text", "content": text}))
+}
+
+/// A `tool_call_response` part for call `id` answered with `content`.
+fn tool_response_part(id: Option<&Value>, content: Option<&Value>) -> Value {
+    json!({
+        "type": "tool_call_response",
+        "id": id.cloned().unwrap_or(Value::Null),
+        "response": text_of(content),
+    })
+}
+
+fn str_of(value: Option<&Value>) -> &str {
+    value.and_then(Value::as_str).unwrap_or_default()
+}
+
+fn array(value: Option<&Value>) -> impl Iterator<Item = &Value> {
+    value.and_then(Value::as_array).into_iter().flatten()
 }
 
 /// A message's `content`: a string, or the text of an array of parts.
@@ -174,7 +313,7 @@ mod tests {
             {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
         ]});
         assert_eq!(
-            input_messages(&request).unwrap(),
+            input_messages(&request, ModelApi::Chat).unwrap(),
             json!([
                 {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
                 {"role": "user", "parts": [{"type": "text", "content": "List files"}]},
@@ -186,7 +325,83 @@ mod tests {
                 ]},
             ])
         );
-        assert_eq!(input_messages(&json!({"input": []})), None);
+        assert_eq!(input_messages(&json!({"input": []}), ModelApi::Chat), None);
+    }
+
+    #[test]
+    fn an_anthropic_request_keeps_its_system_thinking_calls_and_results() {
+        let request = json!({
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "List files"}]},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "ls will do", "signature": "sig"},
+                    {"type": "text", "text": "Listing."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {"d": "."}}
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt"}
+                ]},
+                {"role": "user", "content": "Thanks"},
+            ]
+        });
+        assert_eq!(
+            input_messages(&request, ModelApi::Anthropic).unwrap(),
+            json!([
+                {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
+                {"role": "user", "parts": [{"type": "text", "content": "List files"}]},
+                {"role": "assistant", "parts": [
+                    {"type": "reasoning", "content": "ls will do"},
+                    {"type": "text", "content": "Listing."},
+                    {"type": "tool_call", "id": "toolu_1", "name": "ls", "arguments": {"d": "."}}
+                ]},
+                {"role": "tool", "parts": [
+                    {"type": "tool_call_response", "id": "toolu_1", "response": "a.txt"}
+                ]},
+                {"role": "user", "parts": [{"type": "text", "content": "Thanks"}]},
+            ])
+        );
+        assert_eq!(
+            input_messages(&json!({"input": []}), ModelApi::Anthropic),
+            None
+        );
+    }
+
+    #[test]
+    fn a_responses_request_keeps_its_instructions_calls_and_outputs() {
+        let request = json!({
+            "instructions": "Be brief.",
+            "input": [
+                {"type": "message", "role": "user", "content": "List files"},
+                {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "ls will do"}], "encrypted_content": "gAAA"},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Listing."}]},
+                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "ls", "arguments": "{\"d\":\".\"}"},
+                {"type": "function_call_output", "call_id": "call_1", "output": "a.txt"},
+            ]
+        });
+        assert_eq!(
+            input_messages(&request, ModelApi::Responses).unwrap(),
+            json!([
+                {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
+                {"role": "user", "parts": [{"type": "text", "content": "List files"}]},
+                {"role": "assistant", "parts": [
+                    {"type": "reasoning", "content": "ls will do"},
+                    {"type": "text", "content": "Listing."},
+                    {"type": "tool_call", "id": "call_1", "name": "ls", "arguments": {"d": "."}}
+                ]},
+                {"role": "tool", "parts": [
+                    {"type": "tool_call_response", "id": "call_1", "response": "a.txt"}
+                ]},
+            ])
+        );
+        assert_eq!(
+            input_messages(&json!({"input": "Hi"}), ModelApi::Responses).unwrap(),
+            json!([{"role": "user", "parts": [{"type": "text", "content": "Hi"}]}])
+        );
+        assert_eq!(
+            input_messages(&json!({"messages": []}), ModelApi::Responses),
+            None
+        );
     }
 
     #[test]

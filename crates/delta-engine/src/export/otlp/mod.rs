@@ -230,7 +230,7 @@ fn chat_span(
                 attributes.push(int("gen_ai.request.max_tokens", value));
             }
             if !content.redact
-                && let Some(input) = messages::input_messages(request)
+                && let Some(input) = messages::input_messages(request, call.api.unwrap_or_default())
             {
                 attributes.push(string("gen_ai.input.messages", &input.to_string()));
             }

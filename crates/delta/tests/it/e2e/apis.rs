@@ -714,6 +714,12 @@ fn cached_tokens_reach_the_result_the_stream_the_view_and_the_exports() {
         "{otlp}"
     );
     assert!(otlp.contains("\"anthropic\""), "the provider is named");
+    // The request's content blocks as the conventions' parts: the tool results sent back
+    // in user turns are tool messages.
+    assert!(
+        otlp.contains("gen_ai.input.messages") && otlp.contains("tool_call_response"),
+        "{otlp}"
+    );
 }
 
 // Issue 27, acceptance 3: batch summaries count cached tokens too.
