@@ -302,6 +302,16 @@ steps:
     wait_until("the tool's child", || {
         std::fs::read_to_string(&pid_file).is_ok_and(|t| t.trim().parse::<i32>().is_ok())
     });
+    // The engine records the group just after spawning it, so a busy machine can run the
+    // tool this far first: killing the engine before the record exists tests nothing.
+    let records = workspace.join(".delta/spawn-1/io/tool_executions");
+    wait_until("the tool's process record", || {
+        std::fs::read_dir(&records).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|entry| entry.path().join("process.json").exists())
+        })
+    });
     let job: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()
