@@ -59,6 +59,23 @@ impl Holder {
     }
 }
 
+/// How to answer a refusal by the live driver of a `what` directory (batch or eval):
+/// wait for it, or watch it with the command `follow`.
+pub(crate) fn driven_help(what: &str, follow: &str) -> String {
+    format!(
+        "one driver per {what} directory: wait for that one to end (it answers SIGINT and \
+         SIGTERM), or follow it with `{follow}`"
+    )
+}
+
+/// How to answer a refusal by a driver recorded on another host in `dir`.
+pub(crate) fn driven_elsewhere_help(dir: &Path) -> String {
+    format!(
+        "if that driver is gone, remove {} and run again",
+        dir.join("driver.lock").display()
+    )
+}
+
 /// The batch directory's driver lock, held until dropped.
 #[derive(Debug)]
 pub struct DriverLock {

@@ -21,6 +21,7 @@ pub use local::{
     BatchObserver, Drive, LocalOutcome, Progress, drive_pool, pool_runtime, run_local,
 };
 pub use lock::DriverLock;
+pub(crate) use lock::{driven_elsewhere_help, driven_help};
 pub(crate) use runner::copy_dir;
 pub use runner::{Next, TaskRunner};
 pub use slurm::{ArrayJob, JobState, SlurmOptions, job_states, run_worker, submit, submit_array};
@@ -164,15 +165,11 @@ impl BatchError {
             BatchError::Sbatch(_) => {
                 Some("check the --slurm-arg values and that sbatch works here".to_owned())
             }
-            BatchError::Driven { dir, .. } => Some(format!(
-                "one driver per batch directory: wait for that one to end (it answers SIGINT \
-                 and SIGTERM), or follow it with `delta batch status {}`",
-                dir.display()
+            BatchError::Driven { dir, .. } => Some(lock::driven_help(
+                "batch",
+                &format!("delta batch status {}", dir.display()),
             )),
-            BatchError::DrivenElsewhere { dir, .. } => Some(format!(
-                "if that driver is gone, remove {} and run again",
-                dir.join("driver.lock").display()
-            )),
+            BatchError::DrivenElsewhere { dir, .. } => Some(lock::driven_elsewhere_help(dir)),
             BatchError::Config(_)
             | BatchError::Io { .. }
             | BatchError::Corrupt { .. }

@@ -127,15 +127,13 @@ impl EvalError {
             EvalError::NotAnEval { .. } => {
                 Some("give the --out directory of a `delta eval run`".to_owned())
             }
-            EvalError::Driven { dir, .. } => Some(format!(
-                "one driver per eval directory: wait for that one to end (it answers SIGINT \
-                 and SIGTERM), or follow it with `delta eval report {}`",
-                dir.display()
+            EvalError::Driven { dir, .. } => Some(crate::batch::driven_help(
+                "eval",
+                &format!("delta eval report {}", dir.display()),
             )),
-            EvalError::DrivenElsewhere { dir, .. } => Some(format!(
-                "if that driver is gone, remove {} and run again",
-                dir.join("driver.lock").display()
-            )),
+            EvalError::DrivenElsewhere { dir, .. } => {
+                Some(crate::batch::driven_elsewhere_help(dir))
+            }
             EvalError::Batch(error) => error.help(),
         }
     }

@@ -5,7 +5,7 @@
 //! cleanly, leaving no container and no verdict for the trials it stopped.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Child;
 
 use nix::sys::signal::{Signal, kill, killpg};
@@ -113,14 +113,38 @@ fn wait_for_first_result(out: &Path, driver: &mut Child) {
     );
 }
 
-#[test]
-fn kill_9_of_the_driver_then_the_same_command_records_every_trial_once_verified_once() {
+/// The eval of the three tasks, its driver running in the background with a first
+/// verdict in.
+struct Driven {
+    _model: mock_llm::MockServer,
+    test: Test,
+    out: PathBuf,
+    driver: Child,
+}
+
+fn driven_to_a_first_verdict() -> Driven {
     container_ready();
     let model = mock(SLOW_SCRIPT);
     let test = eval(Test::new(), &model);
     let out = test.path().join("out");
     let mut driver = test.spawn();
     wait_for_first_result(&out, &mut driver);
+    Driven {
+        _model: model,
+        test,
+        out,
+        driver,
+    }
+}
+
+#[test]
+fn kill_9_of_the_driver_then_the_same_command_records_every_trial_once_verified_once() {
+    let Driven {
+        _model,
+        test,
+        out,
+        mut driver,
+    } = driven_to_a_first_verdict();
     kill(Pid::from_raw(driver.id() as i32), Signal::SIGKILL).expect("kill -9");
     driver.wait().expect("reaped");
     // The trials in flight are orphans in their own process groups: they finish, and the
@@ -146,12 +170,12 @@ fn kill_9_of_the_driver_then_the_same_command_records_every_trial_once_verified_
 
 #[test]
 fn a_second_driver_on_the_same_out_is_refused_while_the_first_lives() {
-    container_ready();
-    let model = mock(SLOW_SCRIPT);
-    let test = eval(Test::new(), &model);
-    let out = test.path().join("out");
-    let mut driver = test.spawn();
-    wait_for_first_result(&out, &mut driver);
+    let Driven {
+        _model,
+        test,
+        out,
+        mut driver,
+    } = driven_to_a_first_verdict();
     let second = test.run().code(1);
     assert!(
         second.stderr().contains(&format!(
@@ -176,12 +200,12 @@ fn a_second_driver_on_the_same_out_is_refused_while_the_first_lives() {
 
 #[test]
 fn kill_9_of_the_driver_and_its_trials_runs_the_lost_trials_again() {
-    container_ready();
-    let model = mock(SLOW_SCRIPT);
-    let test = eval(Test::new(), &model);
-    let out = test.path().join("out");
-    let mut driver = test.spawn();
-    wait_for_first_result(&out, &mut driver);
+    let Driven {
+        _model,
+        test,
+        out,
+        mut driver,
+    } = driven_to_a_first_verdict();
     let finished: Vec<String> = results(&out)
         .iter()
         .map(|r| r["trial"].as_str().expect("trial").to_owned())
