@@ -328,6 +328,23 @@ mod tests {
         assert_eq!(input_messages(&json!({"input": []}), ModelApi::Chat), None);
     }
 
+    /// The conversation both APIs' tests send, in the conventions' shape: a system prompt,
+    /// a question, an answer with its reasoning and a call `id`, and the call's result.
+    fn listing_conversation(id: &str) -> Vec<Value> {
+        vec![
+            json!({"role": "system", "parts": [{"type": "text", "content": "Be brief."}]}),
+            json!({"role": "user", "parts": [{"type": "text", "content": "List files"}]}),
+            json!({"role": "assistant", "parts": [
+                {"type": "reasoning", "content": "ls will do"},
+                {"type": "text", "content": "Listing."},
+                {"type": "tool_call", "id": id, "name": "ls", "arguments": {"d": "."}}
+            ]}),
+            json!({"role": "tool", "parts": [
+                {"type": "tool_call_response", "id": id, "response": "a.txt"}
+            ]}),
+        ]
+    }
+
     #[test]
     fn an_anthropic_request_keeps_its_system_thinking_calls_and_results() {
         let request = json!({
@@ -345,21 +362,11 @@ mod tests {
                 {"role": "user", "content": "Thanks"},
             ]
         });
+        let mut expected = listing_conversation("toolu_1");
+        expected.push(json!({"role": "user", "parts": [{"type": "text", "content": "Thanks"}]}));
         assert_eq!(
             input_messages(&request, ModelApi::Anthropic).unwrap(),
-            json!([
-                {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
-                {"role": "user", "parts": [{"type": "text", "content": "List files"}]},
-                {"role": "assistant", "parts": [
-                    {"type": "reasoning", "content": "ls will do"},
-                    {"type": "text", "content": "Listing."},
-                    {"type": "tool_call", "id": "toolu_1", "name": "ls", "arguments": {"d": "."}}
-                ]},
-                {"role": "tool", "parts": [
-                    {"type": "tool_call_response", "id": "toolu_1", "response": "a.txt"}
-                ]},
-                {"role": "user", "parts": [{"type": "text", "content": "Thanks"}]},
-            ])
+            Value::Array(expected)
         );
         assert_eq!(
             input_messages(&json!({"input": []}), ModelApi::Anthropic),
@@ -381,18 +388,7 @@ mod tests {
         });
         assert_eq!(
             input_messages(&request, ModelApi::Responses).unwrap(),
-            json!([
-                {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
-                {"role": "user", "parts": [{"type": "text", "content": "List files"}]},
-                {"role": "assistant", "parts": [
-                    {"type": "reasoning", "content": "ls will do"},
-                    {"type": "text", "content": "Listing."},
-                    {"type": "tool_call", "id": "call_1", "name": "ls", "arguments": {"d": "."}}
-                ]},
-                {"role": "tool", "parts": [
-                    {"type": "tool_call_response", "id": "call_1", "response": "a.txt"}
-                ]},
-            ])
+            Value::Array(listing_conversation("call_1"))
         );
         assert_eq!(
             input_messages(&json!({"input": "Hi"}), ModelApi::Responses).unwrap(),
