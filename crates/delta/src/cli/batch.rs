@@ -136,6 +136,30 @@ impl BatchArgs {
     }
 }
 
+/// What a Slurm submission says on stderr: the job, how many `unit`s it runs, its
+/// script, and the command `follow` to watch it.
+pub(super) fn submitted(
+    submission: &batch::Submission,
+    unit: &str,
+    script: &std::path::Path,
+    follow: &str,
+) -> String {
+    format!(
+        "submitted job {} with {} {unit}(s): {}\nfollow it with: {follow}\n",
+        submission.job_id,
+        submission.tasks.len(),
+        script.display()
+    )
+}
+
+/// `--jobs`, or one per core when it is not given.
+pub(super) fn jobs_or_cores(jobs: Option<u32>) -> usize {
+    jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        |n| n as usize,
+    )
+}
+
 /// The `delta` binary the children of a batch or an eval are started from: this one.
 pub(super) fn delta_binary() -> Result<PathBuf, CliError> {
     std::env::current_exe().map_err(CliError::CurrentDir)
@@ -162,21 +186,17 @@ impl RunBatchArgs {
                 parallelism: self.array_parallelism,
             };
             match batch::submit(&dir, &mut manifest, &delta, &options)? {
-                Some(submission) => render::stderr(&format!(
-                    "submitted job {} with {} task(s): {}\nfollow it with: delta batch status {}\n",
-                    submission.job_id,
-                    submission.tasks.len(),
-                    dir.slurm_dir().join("batch.sbatch").display(),
-                    dir.root().display()
+                Some(submission) => render::stderr(&submitted(
+                    &submission,
+                    "task",
+                    &dir.slurm_dir().join("batch.sbatch"),
+                    &format!("delta batch status {}", dir.root().display()),
                 )),
                 None => render::stderr("every task is COMPLETED; nothing to submit\n"),
             }
             return Ok(Exit::Success);
         }
-        let jobs = self.jobs.map_or_else(
-            || std::thread::available_parallelism().map_or(1, usize::from),
-            |n| n as usize,
-        );
+        let jobs = jobs_or_cores(self.jobs);
         let mut progress = ProgressLines::new("task");
         let outcome = batch::run_local(&dir, &manifest, &delta, jobs, &mut progress)?;
         let summary = dir.write_summary(&manifest)?;

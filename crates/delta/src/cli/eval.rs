@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum, ValueHint};
 
-use super::batch::{Executor, Finished, ProgressLines, delta_binary};
+use super::batch::{Executor, Finished, ProgressLines, delta_binary, jobs_or_cores, submitted};
 use super::drive::TerminalFrontend;
 use super::error::CliError;
 use super::render;
@@ -242,21 +242,17 @@ impl RunArgs {
                 parallelism: self.array_parallelism,
             };
             match eval::submit(&dir, &mut manifest, &delta, &options)? {
-                Some(submission) => render::stderr(&format!(
-                    "submitted job {} with {} trial(s): {}\nfollow it with: delta eval report {}\n",
-                    submission.job_id,
-                    submission.tasks.len(),
-                    dir.root().join("slurm").join("eval.sbatch").display(),
-                    dir.root().display()
+                Some(submission) => render::stderr(&submitted(
+                    &submission,
+                    "trial",
+                    &dir.root().join("slurm").join("eval.sbatch"),
+                    &format!("delta eval report {}", dir.root().display()),
                 )),
                 None => render::stderr("every trial has its verdict; nothing to submit\n"),
             }
             return Ok(Exit::Success);
         }
-        let jobs = self.jobs.map_or_else(
-            || std::thread::available_parallelism().map_or(1, usize::from),
-            |n| n as usize,
-        );
+        let jobs = jobs_or_cores(self.jobs);
         let mut progress = ProgressLines::new("trial");
         let outcome = eval::run_local(&dir, &manifest, &delta, jobs, &mut progress)?;
         progress.clear();
