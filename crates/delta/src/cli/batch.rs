@@ -80,13 +80,8 @@ struct RunBatchArgs {
     #[arg(long, value_enum, default_value_t = Executor::Local)]
     executor: Executor,
 
-    /// An sbatch option for the job, e.g. --slurm-arg=--partition=debug (repeatable).
-    #[arg(long = "slurm-arg", value_name = "ARG", allow_hyphen_values = true)]
-    slurm_args: Vec<String>,
-
-    /// At most this many array tasks at once (Slurm's %M).
-    #[arg(long, value_name = "M")]
-    array_parallelism: Option<u32>,
+    #[command(flatten)]
+    slurm: SlurmArgs,
 
     #[command(flatten)]
     environment: EnvironmentArgs,
@@ -136,6 +131,27 @@ impl BatchArgs {
     }
 }
 
+/// The Slurm executor's options, the same for a batch and an eval.
+#[derive(Debug, Args)]
+pub(super) struct SlurmArgs {
+    /// An sbatch option for the job, e.g. --slurm-arg=--partition=debug (repeatable).
+    #[arg(long = "slurm-arg", value_name = "ARG", allow_hyphen_values = true)]
+    slurm_args: Vec<String>,
+
+    /// At most this many array tasks at once (Slurm's %M).
+    #[arg(long, value_name = "M")]
+    array_parallelism: Option<u32>,
+}
+
+impl SlurmArgs {
+    pub(super) fn options(self) -> SlurmOptions {
+        SlurmOptions {
+            args: self.slurm_args,
+            parallelism: self.array_parallelism,
+        }
+    }
+}
+
 /// What a Slurm submission says on stderr: the job, how many `unit`s it runs, its
 /// script, and the command `follow` to watch it.
 pub(super) fn submitted(
@@ -181,10 +197,7 @@ impl RunBatchArgs {
         }
         let delta = delta_binary()?;
         if self.executor == Executor::Slurm {
-            let options = SlurmOptions {
-                args: self.slurm_args,
-                parallelism: self.array_parallelism,
-            };
+            let options = self.slurm.options();
             match batch::submit(&dir, &mut manifest, &delta, &options)? {
                 Some(submission) => render::stderr(&submitted(
                     &submission,

@@ -9,12 +9,14 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum, ValueHint};
 
-use super::batch::{Executor, Finished, ProgressLines, delta_binary, jobs_or_cores, submitted};
+use super::batch::{
+    Executor, Finished, ProgressLines, SlurmArgs, delta_binary, jobs_or_cores, submitted,
+};
 use super::drive::TerminalFrontend;
 use super::error::CliError;
 use super::render;
 use super::stream::StreamRenderer;
-use delta_engine::batch::{LocalOutcome, SlurmOptions};
+use delta_engine::batch::LocalOutcome;
 use delta_engine::budget::parse_duration;
 use delta_engine::eval::compare::{Change, Comparison};
 use delta_engine::eval::report::{Report, Scores};
@@ -102,13 +104,8 @@ struct RunArgs {
     #[arg(long, value_enum, default_value_t = Executor::Local)]
     executor: Executor,
 
-    /// An sbatch option for the job, e.g. --slurm-arg=--partition=debug (repeatable).
-    #[arg(long = "slurm-arg", value_name = "ARG", allow_hyphen_values = true)]
-    slurm_args: Vec<String>,
-
-    /// At most this many array tasks at once (Slurm's %M).
-    #[arg(long, value_name = "M")]
-    array_parallelism: Option<u32>,
+    #[command(flatten)]
+    slurm: SlurmArgs,
 
     /// Only the tasks whose name matches this glob (repeatable: any of them).
     #[arg(long = "task-filter", value_name = "GLOB")]
@@ -237,10 +234,7 @@ impl RunArgs {
         }
         let delta = delta_binary()?;
         if self.executor == Executor::Slurm {
-            let options = SlurmOptions {
-                args: self.slurm_args,
-                parallelism: self.array_parallelism,
-            };
+            let options = self.slurm.options();
             match eval::submit(&dir, &mut manifest, &delta, &options)? {
                 Some(submission) => render::stderr(&submitted(
                     &submission,
