@@ -9,16 +9,13 @@ mod agent;
 mod claude_hooks;
 mod context;
 mod environment;
-mod error;
 mod hooks;
 mod imports;
-pub mod keys;
 mod mcp;
-mod names;
-pub mod raw;
-mod suggest;
 mod vars;
-mod yaml;
+
+use delta_config::{error, names, suggest, yaml};
+pub use delta_config::{keys, raw};
 
 use std::path::{Path, PathBuf};
 

@@ -8,8 +8,6 @@ use serde::Serialize;
 use serde::ser::{SerializeStruct, Serializer};
 use serde_json::{Map, Value};
 
-use super::def::InjectAs;
-use super::def::{ParamDef, ToolDef};
 use super::error::{ArgumentError, ToolError};
 use super::expand::{check_explicit, check_tool_name};
 use super::invoke::values;
@@ -17,6 +15,8 @@ use super::schema::function_schema;
 use super::spec::{ParamSpec, TemplatePiece};
 use super::template::{Placeholder, parse_placeholder};
 use super::vars::EngineVars;
+use delta_config::tool::InjectAs;
+use delta_config::tool::{ParamDef, ToolDef};
 
 /// The parameter that is the task when `message:` is not written.
 pub const MESSAGE_PARAMETER: &str = "message";

@@ -5,7 +5,7 @@
 //! Where seed 003 words a message, [`ToolError`]'s `Display` is that message verbatim; the
 //! other messages follow its style: what is wrong, naming the parameter or character.
 
-use super::def::InjectAs;
+use delta_config::tool::InjectAs;
 
 /// A tool definition that cannot be expanded. `Display` is the one-line message; [`help`]
 /// gives the fix. The config loader adds the file, line and column.

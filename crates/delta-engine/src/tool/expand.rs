@@ -20,12 +20,12 @@
 
 use std::collections::HashSet;
 
-use super::def::{InjectAs, ParamDef, ToolDef};
 use super::error::ToolError;
 use super::shell::rewrite_shell;
 use super::spec::{CommandPart, Origin, ParamSpec, TemplatePiece, ToolSpec};
 use super::template::{Piece, Word, is_identifier, lex_exec};
 use super::vars::EngineVars;
+use delta_config::tool::{InjectAs, ParamDef, ToolDef};
 
 /// Name of the engine's built-in tool, which configuration may not redefine.
 pub const ASK_HUMAN_TOOL: &str = "ask_human";

@@ -4,10 +4,10 @@
 
 use serde_json::{Map, Value};
 
-use super::def::InjectAs;
 use super::error::ArgumentError;
 use super::spec::{CommandPart, Origin, ParamSpec, TemplatePiece, ToolSpec};
 use crate::quote::command_line;
+use delta_config::tool::InjectAs;
 
 /// A ready-to-run call: argv (program first) and the bytes for standard input.
 #[derive(Debug, Clone, PartialEq, Eq)]

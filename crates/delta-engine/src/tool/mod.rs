@@ -5,7 +5,6 @@
 //! expand` rendering. Tools run through [`crate::process`].
 
 mod agent;
-mod def;
 mod error;
 mod expand;
 mod invoke;
@@ -18,7 +17,7 @@ mod template;
 mod vars;
 
 pub use agent::{AgentTool, MESSAGE_PARAMETER, expand_agent};
-pub use def::{InjectAs, ParamDef, ToolDef};
+pub use delta_config::tool::{InjectAs, ParamDef, ToolDef};
 pub use error::{ArgumentError, ToolError};
 pub use expand::{ASK_HUMAN_TOOL, expand};
 pub use invoke::Invocation;

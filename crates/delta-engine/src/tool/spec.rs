@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_saphyr::{DoubleQuoted, FlowSeq};
 
-use super::def::InjectAs;
+use delta_config::tool::InjectAs;
 
 /// How long a tool may run when its definition sets no `timeout_ms`.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);

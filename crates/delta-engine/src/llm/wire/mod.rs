@@ -11,8 +11,7 @@ mod chat;
 mod responses;
 
 use delta_scenario::ModelApi;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+
 use serde_json::{Map, Value};
 
 pub use chat::build_request;
@@ -22,17 +21,7 @@ use super::response::{ParsedBody, error_text};
 use super::stream::{Data, data};
 use crate::llm::params::KNOWN_PARAMETERS;
 
-/// Whether the engine asks the provider to cache the prompt's prefix (`llm.prompt_cache`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PromptCache {
-    /// Anthropic: `cache_control` breakpoints on the tools, the system prompt and the last
-    /// two user turns; Responses (and chat at api.openai.com): a `prompt_cache_key` per run.
-    #[default]
-    Auto,
-    /// Neither breakpoints nor a cache key (providers that cache on their own still may).
-    Off,
-}
+pub use delta_config::llm::PromptCache;
 
 /// What a request is built from besides the conversation, decided once per run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{Budget, Location, MessageFormatter, UserMessageFormatter};
 
-use super::suggest;
+use crate::suggest;
 
 /// A configuration file cannot be used. The CLI maps every one of these to exit code 126.
 ///
@@ -35,7 +35,7 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    pub(crate) fn new(file: &Path, message: impl Into<String>) -> Self {
+    pub fn new(file: &Path, message: impl Into<String>) -> Self {
         Self {
             file: file.to_path_buf(),
             line: None,
@@ -46,7 +46,7 @@ impl ConfigError {
     }
 
     /// Point the error at `location`; unknown locations (line 0) are ignored.
-    pub(crate) fn at(mut self, location: Location) -> Self {
+    pub fn at(mut self, location: Location) -> Self {
         if location.line() > 0 {
             self.line = Some(location.line());
             self.column = (location.column() > 0).then(|| location.column());
@@ -54,7 +54,7 @@ impl ConfigError {
         self
     }
 
-    pub(crate) fn help(mut self, help: impl Into<String>) -> Self {
+    pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
@@ -64,7 +64,7 @@ impl ConfigError {
     /// serde-saphyr reports the location but not the key path, so for type errors the key
     /// is recovered from the source line the error points at; it only makes the message
     /// friendlier and is omitted when the line does not look like `key: value`.
-    pub(crate) fn from_yaml(file: &Path, text: &str, err: &serde_saphyr::Error) -> Self {
+    pub fn from_yaml(file: &Path, text: &str, err: &serde_saphyr::Error) -> Self {
         let location = err.location().unwrap_or(Location::UNKNOWN);
         let (message, help) = explain(original_error(err), text, location);
         let mut error = Self::new(file, message).at(location);
@@ -202,7 +202,7 @@ fn budget_help() -> String {
 }
 
 /// "unknown key `x`; did you mean `y`?" plus the list of valid keys.
-pub(crate) fn unknown_key(key: &str, valid: &[&str]) -> (String, Option<String>) {
+pub fn unknown_key(key: &str, valid: &[&str]) -> (String, Option<String>) {
     let key = sanitize(key);
     let message = match suggest::closest(&key, valid.iter().copied()) {
         Some(best) => format!("unknown key `{key}`; did you mean `{best}`?"),
@@ -311,7 +311,7 @@ fn key_before(text: &str, location: Location) -> Option<String> {
 }
 
 /// Escape control characters so that user text cannot forge terminal output.
-pub(crate) fn sanitize(text: &str) -> String {
+pub fn sanitize(text: &str) -> String {
     if text.chars().any(char::is_control) {
         text.chars()
             .map(|c| {

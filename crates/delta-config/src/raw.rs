@@ -1,23 +1,24 @@
 //! The configuration files exactly as written: serde types mirroring the YAML, keeping the
 //! source location of every value that later validation reports on. The same types
-//! generate the published JSON Schemas (see `crate::schema`).
+//! generate the published JSON Schemas (`delta_engine::schema`).
 //!
-//! Nothing here is validated beyond its YAML shape; `agent`, `imports`, `hooks` and
-//! `context` turn these into the types the engine trusts.
+//! Nothing here is validated beyond its YAML shape; the engine's `config` module turns
+//! these into the types it trusts.
 
 use std::borrow::Cow;
 use std::fmt;
 
+use delta_scenario::ModelApi;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
-use super::names::{CLAUDE_EVENTS_NEVER_FIRED, ClaudeEvent, HookName, OnMissing};
-use super::yaml::KeyedMap;
-use crate::llm::{ModelApi, PromptCache};
+use crate::llm::PromptCache;
+use crate::names::{CLAUDE_EVENTS_NEVER_FIRED, ClaudeEvent, HookName, OnMissing};
 use crate::tool::ToolDef;
+use crate::yaml::KeyedMap;
 
 /// An agent definition: `agent.yaml` in the agent directory (`config.yaml` is the
 /// deprecated name of the same file).
@@ -374,10 +375,10 @@ pub struct HookMap {
 }
 
 /// The key of hooks.yaml that holds Claude Code hooks.
-pub(crate) const CLAUDE_HOOKS_KEY: &str = "claude_hooks";
+pub const CLAUDE_HOOKS_KEY: &str = "claude_hooks";
 
 /// The wrapper key accepted around the hook map, as in the seed's own examples.
-pub(crate) const HOOKS_WRAPPER: &str = "lifecycle_hooks";
+pub const HOOKS_WRAPPER: &str = "lifecycle_hooks";
 
 /// Reads a hook map; `wrapper` says whether `lifecycle_hooks:` may wrap it (only at the
 /// top).
@@ -403,7 +404,7 @@ impl<'de> Visitor<'de> for HookMapVisitor {
                 hooks.unknown.extend(inner.unknown);
             } else if HookName::from_name(&key.value).is_some() {
                 hooks.entries.push((key, map.next_value()?));
-            } else if super::keys::is_extension(&key.value) {
+            } else if crate::keys::is_extension(&key.value) {
                 map.next_value::<IgnoredAny>()?;
             } else {
                 map.next_value::<IgnoredAny>()?;
@@ -690,7 +691,7 @@ pub struct GeneratorYaml {
     dead_code,
     reason = "describes the YAML for schemars; never constructed"
 )]
-pub(crate) enum SourceShape {
+enum SourceShape {
     /// A static file, included as a system message.
     File {
         /// Name shown in debug output and context block headers.

@@ -11,18 +11,58 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_saphyr::Spanned;
 
-use super::error::ConfigError;
+use crate::error::ConfigError;
+use crate::raw::{AgentYaml, ContextYaml, HookMap, ImportedToolsYaml};
+
+/// A document type read from a configuration file.
+///
+/// Implemented here, and only here, for each type a file is read as: a generic `parse`
+/// called from the engine would compile serde-saphyr's deserializer, once per type
+/// reached, into the engine crate, where it was a fifth of what LLVM optimized. Behind
+/// this trait it is compiled once, in this crate (bench/README.md, issue 24).
+pub trait Document: Sized {
+    /// Parse `text`, the contents of `file`, translating every failure.
+    ///
+    /// # Errors
+    /// [`ConfigError`] at the line and column of the fault, with a fix.
+    fn parse(text: &str, file: &Path) -> Result<Self, ConfigError>;
+}
 
 /// Parse one YAML document of `file` into `T`, translating every failure.
-pub(crate) fn parse<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, ConfigError> {
+///
+/// # Errors
+/// [`ConfigError`] at the line and column of the fault, with a fix.
+pub fn parse<T: Document>(text: &str, file: &Path) -> Result<T, ConfigError> {
+    T::parse(text, file)
+}
+
+fn deserialize<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, ConfigError> {
     // Snippets are rendered by our own error format; building them is wasted work.
     let options = serde_saphyr::options! { with_snippet: false };
     serde_saphyr::from_str_with_options(text, options)
         .map_err(|err| ConfigError::from_yaml(file, text, &err))
 }
 
+macro_rules! documents {
+    ($($document:ty),+ $(,)?) => {$(
+        impl Document for $document {
+            fn parse(text: &str, file: &Path) -> Result<Self, ConfigError> {
+                deserialize(text, file)
+            }
+        }
+    )+};
+}
+
+documents!(
+    AgentYaml,
+    ContextYaml,
+    HookMap,
+    ImportedToolsYaml,
+    TopLevelKeys
+);
+
 /// Whether `text` holds no YAML at all (only blank lines and comments).
-pub(crate) fn is_blank(text: &str) -> bool {
+pub fn is_blank(text: &str) -> bool {
     text.lines()
         .map(str::trim)
         .all(|line| line.is_empty() || line.starts_with('#'))
@@ -34,7 +74,7 @@ pub(crate) fn is_blank(text: &str) -> bool {
 /// something writes to it, a device could stream forever, and a directory fails with a
 /// confusing OS message. The type is checked before opening, and again on the open file
 /// (opened non-blocking, so that a FIFO swapped in meanwhile cannot block the open).
-pub(crate) fn read(file: &Path) -> Result<String, ConfigError> {
+pub fn read(file: &Path) -> Result<String, ConfigError> {
     let unreadable = |err: std::io::Error| {
         ConfigError::new(file, format!("cannot read {}: {err}", file.display()))
             .help("check that the file exists and is readable")
@@ -63,7 +103,7 @@ pub(crate) fn read(file: &Path) -> Result<String, ConfigError> {
 }
 
 /// A configuration file must be a regular file (`metadata` follows symlinks).
-pub(crate) fn check_regular(file: &Path, metadata: &std::fs::Metadata) -> Result<(), ConfigError> {
+pub fn check_regular(file: &Path, metadata: &std::fs::Metadata) -> Result<(), ConfigError> {
     if metadata.is_file() {
         return Ok(());
     }
@@ -100,7 +140,7 @@ fn file_kind(kind: &std::fs::FileType) -> &'static str {
 
 /// Whether anything (even a dangling symlink) exists at `path`: such a file must be read
 /// and fail loudly rather than be silently treated as absent.
-pub(crate) fn exists(path: &Path) -> bool {
+pub fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
 }
 
@@ -143,7 +183,7 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for KeyedMap<V> {
 }
 
 /// The keys of a top-level mapping, values skipped.
-pub(crate) type TopLevelKeys = KeyedMap<IgnoredAny>;
+pub type TopLevelKeys = KeyedMap<IgnoredAny>;
 
 #[cfg(test)]
 mod tests {
@@ -151,7 +191,7 @@ mod tests {
 
     #[test]
     fn keyed_map_keeps_order_and_key_locations() {
-        let map: KeyedMap<u32> = parse("b: 1\na: 2\n", Path::new("x.yaml")).unwrap();
+        let map: KeyedMap<u32> = deserialize("b: 1\na: 2\n", Path::new("x.yaml")).unwrap();
         let keys: Vec<_> = map
             .0
             .iter()
@@ -162,9 +202,9 @@ mod tests {
 
     #[test]
     fn keyed_map_accepts_empty_documents() {
-        let map: KeyedMap<u32> = parse("", Path::new("x.yaml")).unwrap();
+        let map: KeyedMap<u32> = deserialize("", Path::new("x.yaml")).unwrap();
         assert!(map.0.is_empty());
-        let map: KeyedMap<u32> = parse("~\n", Path::new("x.yaml")).unwrap();
+        let map: KeyedMap<u32> = deserialize("~\n", Path::new("x.yaml")).unwrap();
         assert!(map.0.is_empty());
     }
 

@@ -6,7 +6,7 @@
 /// `exce` → `exec` counts as one edit. The threshold grows with the word so that a
 /// two-letter key does not "suggest" an unrelated one. Ties go to the earlier candidate,
 /// which keeps suggestions deterministic.
-pub(crate) fn closest<'a, I>(word: &str, candidates: I) -> Option<&'a str>
+pub fn closest<'a, I>(word: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {

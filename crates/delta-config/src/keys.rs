@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use serde_saphyr::Spanned;
 
-use super::error::{ConfigError, unknown_key};
+use crate::error::{ConfigError, unknown_key};
 
 /// Keys with this prefix are the user's: ignored at the top level of agent.yaml,
 /// hooks.yaml and context.yaml, as Compose and OpenAPI do with theirs.
@@ -38,7 +38,7 @@ pub fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
 ///
 /// # Errors
 /// [`ConfigError`] at the unknown key's line and column.
-pub(crate) fn check_top_level<'de, T: Deserialize<'de>, V>(
+pub fn check_top_level<'de, T: Deserialize<'de>, V>(
     keys: &[(Spanned<String>, V)],
     file: &Path,
 ) -> Result<(), ConfigError> {
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn every_top_level_key_of_the_raw_files_is_a_field() {
-        use crate::config::raw::{AgentYaml, ContextYaml};
+        use crate::raw::{AgentYaml, ContextYaml};
         let agent = fields_of::<AgentYaml>();
         for key in [
             "name",

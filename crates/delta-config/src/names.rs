@@ -83,7 +83,7 @@ impl HookName {
     }
 
     /// When the hook runs, for documentation and schemas.
-    pub(crate) fn description(self) -> &'static str {
+    pub fn description(self) -> &'static str {
         match self {
             HookName::PreLlmRequest => {
                 "Before each LLM call; output/payload_override.dat replaces the request."
@@ -180,7 +180,7 @@ impl ClaudeEvent {
     }
 
     /// When Delta fires the event, for documentation and schemas.
-    pub(crate) fn description(self) -> &'static str {
+    pub fn description(self) -> &'static str {
         match self {
             ClaudeEvent::SessionStart => {
                 "When a process starts driving the run: `source` startup (run, replay) or resume (continue, fork). Plain stdout and additionalContext reach the model."
