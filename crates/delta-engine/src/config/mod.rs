@@ -24,7 +24,9 @@ pub use claude_hooks::{
     CLAUDE_DEFAULT_TIMEOUT, ClaudeCommand, ClaudeHandler, ClaudeHooks, ClaudeSource, HOOKS_JSON,
     Matcher, parse_hooks_json,
 };
-pub use context::{ContextManifest, ContextSource, Generator, load_context, parse_context_yaml};
+pub use context::{
+    ContextCache, ContextManifest, ContextSource, Generator, load_context, parse_context_yaml,
+};
 pub use error::ConfigError;
 pub use hooks::{HookSpec, Hooks, parse_hooks_yaml};
 pub use imports::parse_imported_yaml;

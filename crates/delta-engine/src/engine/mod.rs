@@ -167,6 +167,8 @@ pub struct ActiveRun {
     placement: Placement,
     /// What each ACTION_REQUEST records of that environment (`None`: the host).
     call_environment: Option<CallEnvironment>,
+    /// context.yaml as last read, re-read before every call.
+    context_file: crate::config::ContextCache,
 }
 
 /// A step's outcome when it did not fail the engine: its value, or the reason the loop

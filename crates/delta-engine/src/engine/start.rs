@@ -163,6 +163,7 @@ impl ActiveRun {
             repairs: 0,
             placement: Placement::Host,
             call_environment: None,
+            context_file: crate::config::ContextCache::default(),
         })
     }
 

@@ -15,7 +15,7 @@ use super::{
     ActiveRun, CONTEXT_ERROR, EngineError, EngineEvent, Flow, Level, Observer, Shutdown, Stop,
     create_dir, interrupted,
 };
-use crate::config::{Agent, LlmConfig, load_context};
+use crate::config::{Agent, LlmConfig};
 use crate::context::{ContextEnv, ContextReport, build_context};
 use crate::hooks::HookEvent;
 use crate::journal::{EventPayload, Thought, ToolCall, read_journal};
@@ -96,8 +96,8 @@ impl ActiveRun {
         }))
     }
 
-    /// Steps 1–2: the journal as on disk and context.yaml as on disk, made into messages
-    /// within the prompt limit `fit` gives.
+    /// Steps 1–2: the journal as on disk and context.yaml as on disk (parsed again only when
+    /// it changed), made into messages within the prompt limit `fit` gives.
     pub(super) async fn think_context(
         &mut self,
         agent: &Agent,
@@ -109,7 +109,7 @@ impl ActiveRun {
         let journal_path = self.paths.journal();
         let events = read_journal(&journal_path)?.events;
         let workspace = self.paths.workspace().to_path_buf();
-        let manifest = match load_context(&agent.home, &workspace) {
+        let manifest = match self.context_file.load(&agent.home, &workspace) {
             Ok(manifest) => manifest,
             Err(error) => {
                 let location = match (error.line, error.column) {
