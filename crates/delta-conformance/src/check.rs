@@ -321,8 +321,8 @@ pub fn check_step(ctx: &StepContext<'_>, expect: &Expect, named: &[&Expect]) -> 
             format!("ends within {}s", ctx.timeout.as_secs_f32()),
             format!(
                 "still running; its process group was killed. stdout: {}; stderr: {}",
-                quote(&outcome.stdout),
-                quote(&outcome.stderr)
+                ctx.vars.quote(&outcome.stdout),
+                ctx.vars.quote(&outcome.stderr)
             ),
         ))
     } else {
@@ -366,7 +366,11 @@ fn check_expect(
         let observed = if expect.stderr.is_some() {
             mismatch.observed
         } else {
-            format!("{}; stderr: {}", mismatch.observed, quote(&outcome.stderr))
+            format!(
+                "{}; stderr: {}",
+                mismatch.observed,
+                ctx.vars.quote(&outcome.stderr)
+            )
         };
         out.push(Mismatch {
             observed,
@@ -712,7 +716,7 @@ fn check_sessions_output(ctx: &StepContext<'_>) -> Option<Vec<(RunnerCheck, Vec<
         Err(err) => vec![Mismatch::new(
             "stdout (delta-sessions)",
             "is one JSON document",
-            format!("{err}: {}", quote(&ctx.outcome.stdout)),
+            format!("{err}: {}", ctx.vars.quote(&ctx.outcome.stdout)),
         )],
     };
     let command = sessions_subcommand(ctx.words);

@@ -116,7 +116,7 @@ impl TextCheck for TextMatch {
                 out.push(Mismatch::new(
                     what,
                     format!("equals {}", quote(&expected)),
-                    quote(full),
+                    vars.quote(full),
                 ));
             }
         }
@@ -126,7 +126,7 @@ impl TextCheck for TextMatch {
                 out.push(Mismatch::new(
                     what,
                     format!("contains {}", quote(&needle)),
-                    quote(text),
+                    vars.quote(text),
                 ));
             }
         }
@@ -136,7 +136,7 @@ impl TextCheck for TextMatch {
                 out.push(Mismatch::new(
                     what,
                     format!("does not contain {}", quote(&needle)),
-                    quote(text),
+                    vars.quote(text),
                 ));
             }
         }
@@ -147,7 +147,7 @@ impl TextCheck for TextMatch {
             && empty != text.is_empty()
         {
             let check = if empty { "is empty" } else { "is not empty" };
-            out.push(Mismatch::new(what, check, quote(full)));
+            out.push(Mismatch::new(what, check, vars.quote(full)));
         }
         if let Some(pointers) = &self.json {
             match serde_json::from_str::<Value>(text) {
@@ -164,7 +164,7 @@ impl TextCheck for TextMatch {
                 Err(err) => out.push(Mismatch::new(
                     what,
                     "is one JSON document",
-                    format!("{err}: {}", quote(text)),
+                    format!("{err}: {}", vars.quote(text)),
                 )),
             }
         }
@@ -209,7 +209,7 @@ impl TextCheck for TextMatch {
                 Err(err) => out.push(Mismatch::new(
                     what,
                     "ends with one JSON line",
-                    format!("{err}: {}", quote(last)),
+                    format!("{err}: {}", vars.quote(last)),
                 )),
             }
         }
@@ -341,7 +341,7 @@ fn check_regex(what: &str, pattern: &str, text: &str, vars: &Vars) -> Option<Mis
         Ok(_) => Some(Mismatch::new(
             what,
             format!("matches /{expanded}/"),
-            quote(text),
+            vars.quote(text),
         )),
         Err(err) => Some(Mismatch::new(
             what,

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::matcher::quote;
+
 /// Every placeholder a scenario may use, with what it stands for (shown by `docs` and used
 /// by the loader to tell a typo from literal text).
 pub const NAMES: &[(&str, &str)] = &[
@@ -52,6 +54,17 @@ impl Vars {
     /// The value of a placeholder, if it is known yet.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.values.get(name).map(String::as_str)
+    }
+
+    /// Observed `text` as a report shows it: the scenario's directory, whose name is
+    /// random, written `{tmp}`, then quoted and shortened ([`quote`]). Replacing before
+    /// shortening keeps the path whole: a cut through it would leave a literal
+    /// `/tmp/delta-conformance-…` that differs from run to run.
+    pub fn quote(&self, text: &str) -> String {
+        match self.get("tmp").filter(|root| !root.is_empty()) {
+            Some(root) => quote(&text.replace(root, "{tmp}")),
+            None => quote(text),
+        }
     }
 
     /// `text` with every known placeholder replaced by its value.
@@ -138,6 +151,24 @@ pub fn unknown_names(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_texts_name_the_scenario_directory_even_where_the_cut_falls() {
+        let root = "/tmp/delta-conformance-subagents-linked-metadata-a1b2c3";
+        let mut vars = Vars::default();
+        vars.set("tmp", root);
+        // The cut keeps the first 300 characters: it falls inside the path.
+        let text = format!(
+            "{}Work Directory: {root}/workspace\n{}",
+            "x".repeat(250),
+            "y".repeat(900)
+        );
+        assert!(quote(&text).contains("/tmp/delta-conf"));
+        let shown = vars.quote(&text);
+        assert!(shown.contains("Work Directory: {tmp}/workspace"), "{shown}");
+        assert!(!shown.contains("/tmp/"), "{shown}");
+        assert_eq!(Vars::default().quote("at /tmp/a"), quote("at /tmp/a"));
+    }
 
     fn vars() -> Vars {
         let mut vars = Vars::default();
