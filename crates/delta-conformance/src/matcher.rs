@@ -115,7 +115,7 @@ impl TextCheck for TextMatch {
             if text != without_final_newline(&expected) {
                 out.push(Mismatch::new(
                     what,
-                    format!("equals {}", quote(&expected)),
+                    format!("equals {}", vars.quote(&expected)),
                     vars.quote(full),
                 ));
             }
@@ -125,7 +125,7 @@ impl TextCheck for TextMatch {
             if !text.contains(&needle) {
                 out.push(Mismatch::new(
                     what,
-                    format!("contains {}", quote(&needle)),
+                    format!("contains {}", vars.quote(&needle)),
                     vars.quote(text),
                 ));
             }
@@ -135,7 +135,7 @@ impl TextCheck for TextMatch {
             if text.contains(&needle) {
                 out.push(Mismatch::new(
                     what,
-                    format!("does not contain {}", quote(&needle)),
+                    format!("does not contain {}", vars.quote(&needle)),
                     vars.quote(text),
                 ));
             }
@@ -295,7 +295,7 @@ impl ValueCheck for ValueMatch {
             if !holds {
                 out.push(Mismatch::new(
                     &at,
-                    format!("contains {}", quote(&needle)),
+                    format!("contains {}", vars.quote(&needle)),
                     show(value),
                 ));
             }
@@ -305,7 +305,7 @@ impl ValueCheck for ValueMatch {
             if value.as_str().is_none_or(|text| text.contains(&needle)) {
                 out.push(Mismatch::new(
                     &at,
-                    format!("is a string without {}", quote(&needle)),
+                    format!("is a string without {}", vars.quote(&needle)),
                     show(value),
                 ));
             }
