@@ -5,4 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tests/setup.sh
+# The tests mostly wait (on processes, containers, Slurm and the scripted LLM's delays):
+# one test per core, libtest's default, left a 2-core machine half idle. Four at a time
+# is what bench/README.md measured; RUST_TEST_THREADS set by the caller wins.
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-4}"
 exec cargo test --workspace --locked "$@"
