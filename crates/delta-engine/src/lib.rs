@@ -7,15 +7,11 @@
 //! `delta` binary only parses arguments and calls into them.
 
 pub mod answer;
-pub mod batch;
 pub mod budget;
 pub mod config;
 pub mod context;
 pub mod engine;
 pub mod environment;
-pub mod eval;
-pub mod export;
-pub mod fork;
 pub mod hooks;
 pub mod http;
 pub mod janitor;
@@ -36,5 +32,4 @@ pub mod secrets;
 pub mod subagent;
 pub mod tool;
 pub mod trajectory;
-pub mod view;
 pub mod workspace;

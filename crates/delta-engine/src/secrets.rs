@@ -253,7 +253,7 @@ impl StreamRedactor {
 /// replaced, until it ends, handing each redacted piece to `seen` as well (for a tail kept
 /// for messages). A log that cannot be written (a full disk) stops being written; the
 /// stream is still read to its end, so the child never blocks on it.
-pub(crate) async fn pump_redacted(
+pub async fn pump_redacted(
     mut reader: impl tokio::io::AsyncRead + Unpin,
     mut log: Option<tokio::fs::File>,
     redactor: &Redactor,
@@ -286,7 +286,7 @@ pub(crate) async fn pump_redacted(
 }
 
 /// Appends `bytes` to `tail`, keeping its last `max` bytes.
-pub(crate) fn keep_tail(tail: &mut Vec<u8>, bytes: &[u8], max: usize) {
+pub fn keep_tail(tail: &mut Vec<u8>, bytes: &[u8], max: usize) {
     tail.extend_from_slice(bytes);
     let excess = tail.len().saturating_sub(max);
     tail.drain(..excess);

@@ -139,7 +139,7 @@ pub(crate) fn validate(
                 .iter()
                 .flat_map(|env| env.0.iter())
                 .map(|(key, value)| {
-                    check_env_name(&key.value).map_err(|()| {
+                    is_env_name(&key.value).then_some(()).ok_or_else(|| {
                         error(
                             format!(
                                 "`{}` is not an environment variable name",
@@ -249,7 +249,7 @@ pub(crate) fn validate(
 
 /// A value that must name an environment variable (secrets are never written in files).
 fn env_reference(variable: &Spanned<String>, what: &str, file: &Path) -> Result<(), ConfigError> {
-    check_env_name(&variable.value).map_err(|()| {
+    is_env_name(&variable.value).then_some(()).ok_or_else(|| {
         ConfigError::new(
             file,
             format!(
@@ -301,16 +301,12 @@ fn check_name(name: &str) -> Result<(), &'static str> {
 
 /// Whether `name` is an environment variable name (letters, digits and `_`, not starting
 /// with a digit): MCP servers' `env:` and batch tasks' `env` take only these.
-pub(crate) fn check_env_name(name: &str) -> Result<(), ()> {
+pub fn is_env_name(name: &str) -> bool {
     let mut chars = name.chars();
     let first_ok = chars
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        Ok(())
-    } else {
-        Err(())
-    }
+    first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn check_header_name(name: &str) -> Result<(), ()> {
@@ -340,9 +336,9 @@ mod tests {
 
     #[test]
     fn only_variable_names_are_env_references() {
-        assert!(check_env_name("MY_TOKEN").is_ok());
-        assert!(check_env_name("_x1").is_ok());
-        assert!(check_env_name("1X").is_err());
-        assert!(check_env_name("Bearer abc").is_err());
+        assert!(is_env_name("MY_TOKEN"));
+        assert!(is_env_name("_x1"));
+        assert!(!is_env_name("1X"));
+        assert!(!is_env_name("Bearer abc"));
     }
 }

@@ -30,7 +30,7 @@ pub use context::{
 pub use error::ConfigError;
 pub use hooks::{HookSpec, Hooks, parse_hooks_yaml};
 pub use imports::parse_imported_yaml;
-pub(crate) use mcp::check_env_name;
+pub use mcp::is_env_name;
 pub use mcp::{
     DEFAULT_MCP_STARTUP_TIMEOUT, DEFAULT_MCP_TIMEOUT, MCP_TOOL_SEPARATOR, McpServer, McpTransport,
 };

@@ -205,7 +205,7 @@ pub fn open_run(workspace: &Path, run_id: &RunId) -> Result<RunPaths, RunStateEr
 /// fsynced (losing the last rename on power loss leaves the previous, consistent file).
 ///
 /// `bytes` are written as given: the writers of a run's files mask its secrets first.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         Some(_) | None => Path::new("."),

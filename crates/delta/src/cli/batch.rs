@@ -10,12 +10,12 @@ use clap::{Args, Subcommand, ValueEnum, ValueHint};
 use super::drive::EnvironmentArgs;
 use super::error::CliError;
 use super::render;
-use delta_engine::batch::{
+use delta_engine::budget::parse_cost_usd;
+use delta_engine::output::Exit;
+use delta_experiment::batch::{
     self, BatchDir, BatchError, BatchObserver, BatchSpec, LocalOutcome, Progress, SlurmOptions,
     TaskResult,
 };
-use delta_engine::budget::parse_cost_usd;
-use delta_engine::output::Exit;
 
 /// Arguments of `delta batch`.
 #[derive(Debug, Args)]

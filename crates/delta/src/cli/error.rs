@@ -5,18 +5,18 @@ use std::path::PathBuf;
 
 use super::init::InitError;
 use super::render::{self, StdoutError};
-use delta_engine::batch::BatchError;
 use delta_engine::config::ConfigError;
-use delta_engine::eval::EvalError;
-use delta_engine::export::otlp::PostError;
-use delta_engine::export::scenario;
-use delta_engine::fork::ForkError;
 use delta_engine::launch::LaunchError;
 use delta_engine::output::{Exit, OutputError};
 use delta_engine::replay::ReplayError;
 use delta_engine::trajectory::TrajectoryError;
-use delta_engine::view::ViewError;
 use delta_engine::workspace::WorkspaceError;
+use delta_experiment::batch::BatchError;
+use delta_experiment::eval::EvalError;
+use delta_experiment::export::otlp::PostError;
+use delta_experiment::export::scenario;
+use delta_experiment::fork::ForkError;
+use delta_experiment::view::ViewError;
 
 /// A failed command. Rendered once, on stderr, by [`report`].
 #[derive(Debug, thiserror::Error)]
@@ -73,10 +73,10 @@ pub enum CliError {
     Stdout(#[from] StdoutError),
     /// A batch could not be prepared, run or read.
     #[error(transparent)]
-    Batch(#[from] delta_engine::batch::BatchError),
+    Batch(#[from] delta_experiment::batch::BatchError),
     /// An eval could not be prepared, run or read.
     #[error(transparent)]
-    Eval(#[from] delta_engine::eval::EvalError),
+    Eval(#[from] delta_experiment::eval::EvalError),
     /// A flag of an earlier version, accepted only to point at its replacement.
     #[error("{flag} is gone since {since}: use {instead}")]
     Retired {

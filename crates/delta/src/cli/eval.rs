@@ -16,13 +16,13 @@ use super::drive::TerminalFrontend;
 use super::error::CliError;
 use super::render;
 use super::stream::StreamRenderer;
-use delta_engine::batch::LocalOutcome;
 use delta_engine::budget::parse_duration;
-use delta_engine::eval::compare::{Change, Comparison};
-use delta_engine::eval::report::{Report, Scores};
-use delta_engine::eval::trial::{Reporting, TrialEnd};
-use delta_engine::eval::{self, EvalSpec, TrialDone, TrialLimits};
 use delta_engine::output::Exit;
+use delta_experiment::batch::LocalOutcome;
+use delta_experiment::eval::compare::{Change, Comparison};
+use delta_experiment::eval::report::{Report, Scores};
+use delta_experiment::eval::trial::{Reporting, TrialEnd};
+use delta_experiment::eval::{self, EvalSpec, TrialDone, TrialLimits};
 
 /// Arguments of `delta eval`.
 #[derive(Debug, Args)]

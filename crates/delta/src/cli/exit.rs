@@ -3,12 +3,12 @@
 //! "Output": 126 for what the user must configure or grant, 2 for what the command line
 //! lacks, 1 for the rest).
 
-use delta_engine::batch::BatchError;
 use delta_engine::environment::EnvironmentError;
-use delta_engine::eval::EvalError;
 use delta_engine::launch::LaunchError;
 use delta_engine::output::Exit;
 use delta_engine::workspace::WorkspaceError;
+use delta_experiment::batch::BatchError;
+use delta_experiment::eval::EvalError;
 
 /// A run that could not be started, continued or recorded.
 pub(super) fn launch(error: &LaunchError) -> Exit {

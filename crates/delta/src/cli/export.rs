@@ -9,13 +9,13 @@ use clap::{Args, ValueEnum, ValueHint};
 use super::args::parse_run_id;
 use super::error::{CliError, ExportError};
 use super::render;
-use delta_engine::export::otlp;
-use delta_engine::export::{self, Content, Format, atif, scenario};
 use delta_engine::llm::API_KEY_VARIABLES;
 use delta_engine::output::Exit;
 use delta_engine::run::RunId;
 use delta_engine::secrets::Redactor;
 use delta_engine::trajectory::Trajectory;
+use delta_experiment::export::otlp;
+use delta_experiment::export::{self, Content, Format, atif, scenario};
 
 /// The long description of `--help`.
 pub(super) const LONG_ABOUT: &str = "Export a run for other tools, derived from its journal \

@@ -1,5 +1,5 @@
 //! `delta fork`: branch a run at a step into a new run and continue it (issue 17). The
-//! fork is made by [`delta_engine::fork`]; it is then driven exactly like `delta continue`.
+//! fork is made by [`delta_experiment::fork`]; it is then driven exactly like `delta continue`.
 
 use std::path::PathBuf;
 
@@ -10,10 +10,10 @@ use super::drive::{TakeOnArgs, read_message};
 use super::error::CliError;
 use super::render;
 use super::result::{Promise, ResultSink};
-use delta_engine::fork::{ForkSpec, fork};
 use delta_engine::launch::Start;
 use delta_engine::output::Exit;
 use delta_engine::run::RunId;
+use delta_experiment::fork::{ForkSpec, fork};
 
 /// The long description of `--help`.
 pub(super) const LONG_ABOUT: &str = concat!(

@@ -9,10 +9,10 @@ use super::args::parse_run_id;
 use super::error::CliError;
 use super::export::key_redactor;
 use super::render;
-use delta_engine::export::Content;
 use delta_engine::output::Exit;
 use delta_engine::run::RunId;
-use delta_engine::view;
+use delta_experiment::export::Content;
+use delta_experiment::view;
 
 /// The long description of `--help`.
 pub(super) const LONG_ABOUT: &str = "Write a self-contained HTML page of a run and print its \
