@@ -1,29 +1,20 @@
 //! One live connection to an MCP server: for stdio, the child process (its own process
-//! group, stderr pumped into a redacted log) and the rmcp client over its pipes; for HTTP,
-//! the rmcp streamable-HTTP client with headers read from the environment. [`McpEnv`] is
+//! group, stderr pumped into a redacted log) and the MCP client (`delta-mcp`) over its
+//! pipes; for HTTP, its streamable-HTTP client with headers read from the environment. [`McpEnv`] is
 //! what a connection is opened with: where its files go and what it must not reveal.
 
-use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
+use delta_mcp::{CallError, Client, Headers, Tool};
 use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
-use rmcp::model::{CallToolRequestParams, ClientConfig, Implementation};
-use rmcp::service::{RoleClient, RunningService, serve_client};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Map, Value};
-use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::{Child, ChildStderr, Command};
-use tokio::sync::mpsc;
 
 use crate::config::{McpServer, McpTransport};
 use crate::environment::{PlacedEnv, Placement, kill_marked};
@@ -34,12 +25,6 @@ use crate::secrets::{Redactor, keep_tail, pump_redacted};
 const STOP_GRACE: Duration = Duration::from_secs(2);
 /// How much of a server's stderr is kept in memory for error messages.
 const STDERR_TAIL: usize = 2048;
-/// The largest message (one JSON-RPC line, its newline included) a stdio server may send:
-/// a larger one is dropped unread, and the call it answers ends at once saying so. rmcp's
-/// own default, the same as its streamable-HTTP client's; set here so that the engine
-/// can name it.
-pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
-
 /// Where servers started for a run keep their files, and what they must not reveal.
 #[derive(Debug, Clone)]
 pub struct McpEnv {
@@ -85,16 +70,6 @@ impl StartError {
     }
 }
 
-/// A tool as the server lists it.
-#[derive(Debug)]
-pub(super) struct Listed {
-    pub(super) name: String,
-    pub(super) description: Option<String>,
-    pub(super) input_schema: Map<String, Value>,
-}
-
-type Client = RunningService<RoleClient, ClientConfig>;
-
 /// The live parts of a server.
 #[derive(Debug)]
 pub(super) struct Connection {
@@ -102,23 +77,6 @@ pub(super) struct Connection {
     process: Option<Process>,
     /// The transport failed during a call: the server is treated as gone.
     lost: bool,
-    /// The sizes of the messages a stdio server sent over [`MAX_MESSAGE_BYTES`].
-    oversized: Option<mpsc::UnboundedReceiver<usize>>,
-}
-
-/// Why a call got no result.
-#[derive(Debug)]
-pub(super) enum CallError {
-    /// The server answered with a JSON-RPC error (unknown tool, invalid arguments…).
-    Refused(String),
-    /// The connection failed: the server crashed, exited or hung up.
-    Lost(String),
-    /// The answer was a message over [`MAX_MESSAGE_BYTES`]: dropped.
-    TooLarge {
-        /// Its size, newline included, when it was read to its end (stdio); over HTTP the
-        /// client stops reading at the limit.
-        bytes: Option<usize>,
-    },
 }
 
 /// A stdio server's process: the leader of its own process group.
@@ -137,7 +95,7 @@ impl Connection {
     pub(super) async fn open(
         config: &McpServer,
         env: &McpEnv,
-    ) -> Result<(Self, Vec<Listed>), StartError> {
+    ) -> Result<(Self, Vec<Tool>), StartError> {
         let fail = |message: String, help: String| StartError {
             server: config.name.clone(),
             file: config.file.clone(),
@@ -147,7 +105,6 @@ impl Connection {
         };
         let timeout = config.startup_timeout;
         let tail = Arc::new(Mutex::new(Vec::new()));
-        let mut oversized = None;
         let (client, mut process) = match &config.transport {
             McpTransport::Stdio {
                 argv,
@@ -165,12 +122,7 @@ impl Connection {
                         "this is a bug: the server's pipes were not created".into(),
                     ));
                 };
-                let (stdout, sizes) = LineSizes::new(stdout);
-                oversized = Some(sizes);
-                let transport = AsyncRwTransport::new_client(stdout, stdin)
-                    .with_max_line_length(MAX_MESSAGE_BYTES);
-                let served =
-                    tokio::time::timeout(timeout, serve_client(client_config(), transport)).await;
+                let served = tokio::time::timeout(timeout, Client::over_pipes(stdout, stdin)).await;
                 match served {
                     Ok(Ok(client)) => (client, Some(process)),
                     Ok(Err(error)) => {
@@ -204,17 +156,15 @@ impl Connection {
                 headers,
                 bearer_token_env,
             } => {
-                let http = http_config(url, headers, bearer_token_env.as_deref())
+                let (headers, bearer) = http_headers(headers, bearer_token_env.as_deref())
                     .map_err(|(message, help)| fail(message, help))?;
-                let transport = StreamableHttpClientTransport::from_config(http);
                 let help = || {
                     format!(
                         "check that the server answers at {url} and that `url` in {} is right",
                         config.origin()
                     )
                 };
-                match tokio::time::timeout(timeout, serve_client(client_config(), transport)).await
-                {
+                match tokio::time::timeout(timeout, Client::over_http(url, headers, bearer)).await {
                     Ok(Ok(client)) => (client, None),
                     Ok(Err(error)) => {
                         return Err(fail(format!("could not be reached: {error}"), help()));
@@ -228,7 +178,7 @@ impl Connection {
                 }
             }
         };
-        let listed = match tokio::time::timeout(timeout, client.list_all_tools()).await {
+        let listed = match tokio::time::timeout(timeout, client.list_tools()).await {
             Ok(Ok(tools)) => tools,
             Ok(Err(error)) => {
                 close_parts(client, process.take()).await;
@@ -245,20 +195,11 @@ impl Connection {
                 ));
             }
         };
-        let listed = listed
-            .into_iter()
-            .map(|tool| Listed {
-                name: tool.name.into_owned(),
-                description: tool.description.map(std::borrow::Cow::into_owned),
-                input_schema: (*tool.input_schema).clone(),
-            })
-            .collect();
         Ok((
             Self {
                 client,
                 process,
                 lost: false,
-                oversized,
             },
             listed,
         ))
@@ -270,34 +211,8 @@ impl Connection {
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<Value, CallError> {
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = Some(arguments);
-        // What was dropped before this call answered no call of it.
-        if let Some(sizes) = &mut self.oversized {
-            while sizes.try_recv().is_ok() {}
-        }
-        let dropped = async {
-            match &mut self.oversized {
-                Some(sizes) => sizes.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        // Calls are made one at a time, so a message dropped while this one waits was
-        // its answer (rmcp drops it and keeps the connection; the call would wait out
-        // its timeout).
-        let answered = tokio::select! {
-            answered = self.client.call_tool(params) => answered,
-            Some(bytes) = dropped => return Err(CallError::TooLarge { bytes: Some(bytes) }),
-        };
-        match answered {
-            Ok(result) => Ok(serde_json::to_value(&result).unwrap_or(Value::Null)),
-            Err(rmcp::ServiceError::McpError(error)) => Err(CallError::Refused(error.to_string())),
-            // The streamable-HTTP client refused a response body over its limit (the same
-            // 16 MiB): the request failed, not the server.
-            Err(rmcp::ServiceError::TransportSend(error)) if body_too_large(&error) => {
-                Err(CallError::TooLarge { bytes: None })
-            }
-            Err(error) => {
+        match self.client.call(tool, arguments).await {
+            Err(CallError::Lost(detail)) => {
                 self.lost = true;
                 // A killed server closes its pipes before it becomes a zombie: give its
                 // exit a moment to be seen, for the observation.
@@ -307,16 +222,15 @@ impl Connection {
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
                 }
-                Err(CallError::Lost(error.to_string()))
+                Err(CallError::Lost(detail))
             }
+            answered => answered,
         }
     }
 
     /// The protocol revision the server answered the handshake with.
     pub(super) fn protocol(&self) -> Option<String> {
-        self.client
-            .peer_info()
-            .map(|info| info.protocol_version.as_str().to_owned())
+        self.client.protocol()
     }
 
     /// Whether the server is gone: its process exited or its connection closed.
@@ -350,8 +264,7 @@ impl Connection {
 }
 
 async fn close_parts(client: Client, process: Option<Process>) {
-    // Cancelling the client drops the transport, which closes the server's stdin.
-    let _ = tokio::time::timeout(STOP_GRACE, client.cancel()).await;
+    let _ = tokio::time::timeout(STOP_GRACE, client.close()).await;
     if let Some(process) = process {
         process.finish().await;
     }
@@ -406,72 +319,6 @@ impl Process {
             Ok(_) | Err(_) => text,
         }
     }
-}
-
-/// Whether `error` is the streamable-HTTP client refusing a response body over its limit.
-fn body_too_large(error: &rmcp::transport::DynamicTransportError) -> bool {
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    matches!(
-        error
-            .error
-            .downcast_ref::<StreamableHttpError<reqwest::Error>>(),
-        Some(StreamableHttpError::ResponseBodyTooLarge { .. })
-    )
-}
-
-/// A stdio server's stdout as rmcp reads it, with the length of each line counted on the
-/// way: a line over [`MAX_MESSAGE_BYTES`] (which rmcp drops) is reported by its size once
-/// its newline arrives.
-struct LineSizes<R> {
-    inner: R,
-    /// Bytes of the current line so far, its newline included once seen.
-    line: usize,
-    oversized: mpsc::UnboundedSender<usize>,
-}
-
-impl<R> LineSizes<R> {
-    fn new(inner: R) -> (Self, mpsc::UnboundedReceiver<usize>) {
-        let (oversized, sizes) = mpsc::unbounded_channel();
-        (
-            Self {
-                inner,
-                line: 0,
-                oversized,
-            },
-            sizes,
-        )
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for LineSizes<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = &polled {
-            let mut read = buf.filled().get(before..).unwrap_or_default();
-            while let Some(end) = read.iter().position(|byte| *byte == b'\n') {
-                let bytes = self.line + end + 1;
-                if bytes > MAX_MESSAGE_BYTES {
-                    // Nobody listening any more is fine: the connection is closing.
-                    let _ = self.oversized.send(bytes);
-                }
-                self.line = 0;
-                read = read.get(end + 1..).unwrap_or_default();
-            }
-            self.line += read.len();
-        }
-        polled
-    }
-}
-
-fn client_config() -> ClientConfig {
-    let mut info = ClientConfig::default();
-    info.client_info = Implementation::new("delta-engine", env!("CARGO_PKG_VERSION"));
-    info
 }
 
 /// Starts a stdio server in its own process group, stderr pumped into its log.
@@ -622,13 +469,12 @@ fn stdio_help(config: &McpServer, env: &McpEnv) -> String {
     )
 }
 
-/// The streamable-HTTP transport, with the bearer token and headers read from the
-/// environment now (they are never stored in the configuration or written anywhere).
-fn http_config(
-    url: &str,
+/// The streamable-HTTP transport's headers and bearer token, read from the environment now
+/// (they are never stored in the configuration or written anywhere).
+fn http_headers(
     headers: &[(String, String)],
     bearer_token_env: Option<&str>,
-) -> Result<StreamableHttpClientTransportConfig, (String, String)> {
+) -> Result<(Headers, Option<String>), (String, String)> {
     crate::http::install_crypto_provider();
     let variable = |name: &str, what: &str| {
         std::env::var(name).map_err(|_| {
@@ -638,7 +484,7 @@ fn http_config(
             )
         })
     };
-    let mut custom = HashMap::new();
+    let mut custom = Headers::new();
     for (header, name) in headers {
         let value = variable(name, &format!("header {header}"))?;
         let parsed = (
@@ -656,10 +502,8 @@ fn http_config(
         header_value.set_sensitive(true);
         custom.insert(header_name, header_value);
     }
-    let mut config =
-        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(custom);
-    if let Some(name) = bearer_token_env {
-        config = config.auth_header(variable(name, "bearer_token_env")?);
-    }
-    Ok(config)
+    let bearer = bearer_token_env
+        .map(|name| variable(name, "bearer_token_env"))
+        .transpose()?;
+    Ok((custom, bearer))
 }

@@ -2,10 +2,10 @@
 //! own process group, streamable-HTTP endpoints), listing their tools, calling them with a
 //! timeout, restarting a crashed server once, and stopping them.
 //!
-//! The protocol itself is the official Rust SDK's (`rmcp`); this module owns what the
-//! engine promises around it: bounded waits, process groups, stderr kept in
-//! `io/mcp/<name>/stderr.log` (redacted), secrets read from the environment at connect
-//! time and never written anywhere.
+//! The protocol itself is the official Rust SDK's (`rmcp`, behind crates/delta-mcp); this
+//! module owns what the engine promises around it: bounded waits, process groups, stderr
+//! kept in `io/mcp/<name>/stderr.log` (redacted), secrets read from the environment at
+//! connect time and never written anywhere.
 
 mod connection;
 mod result;
@@ -14,11 +14,13 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-pub use connection::{MAX_MESSAGE_BYTES, McpEnv, StartError};
+pub use connection::{McpEnv, StartError};
+pub use delta_mcp::MAX_MESSAGE_BYTES;
 pub use result::{CallRecord, McpCallOutcome, write_call_record};
 
 use crate::config::{MCP_TOOL_SEPARATOR, McpServer};
-use connection::{CallError, Connection};
+use connection::Connection;
+use delta_mcp::CallError;
 
 /// What `delta tool expand` shows of an agent's MCP servers.
 #[derive(Debug)]
@@ -43,8 +45,8 @@ pub enum ListError {
 
 /// Starts the servers (each within its `startup_timeout_ms`), lists their tools and stops
 /// them, on a runtime of its own: the synchronous entry for a caller without one. Awaiting
-/// here rather than in the caller keeps rmcp's generic code compiled in this crate only
-/// (bench/README.md, the first install).
+/// here rather than in the caller keeps the runtime's code for these futures compiled in this
+/// crate only (bench/README.md, the first install).
 ///
 /// # Errors
 /// [`ListError::Start`] for the first server that does not start; the others are stopped.
@@ -226,7 +228,7 @@ impl McpServers {
     fn offer(
         &mut self,
         config: &McpServer,
-        listed: Vec<connection::Listed>,
+        listed: Vec<delta_mcp::Tool>,
         command_tools: &[&str],
     ) -> Vec<McpTool> {
         let mut tools: Vec<McpTool> = Vec::new();
