@@ -5,9 +5,12 @@
 //! The engine's `mcp` module owns everything around the protocol (the server's process,
 //! timeouts, logs, call records). This crate exists so that rmcp's generic code is
 //! instantiated here, built without optimization beside the engine, rather than in the
-//! engine crate, the install's critical path (issue 24).
+//! engine crate, the install's critical path (issue 24). That is why the calls return
+//! boxed futures: an `async fn` is compiled in the crate that awaits it, a boxed one where
+//! it is boxed.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -28,6 +31,9 @@ use tokio::sync::mpsc;
 /// own default, the same as its streamable-HTTP client's; set here so that the engine
 /// can name it.
 pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
+
+/// A call in progress, compiled in this crate (see the crate's documentation).
+pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Headers sent with every request to a streamable-HTTP server.
 pub type Headers = HashMap<http::HeaderName, http::HeaderValue>;
@@ -69,61 +75,78 @@ pub struct Client {
 impl Client {
     /// Makes the MCP handshake with a stdio server over its pipes. The error is the
     /// protocol's, as text.
-    pub async fn over_pipes(stdout: ChildStdout, stdin: ChildStdin) -> Result<Self, String> {
-        let (stdout, sizes) = LineSizes::new(stdout);
-        let transport =
-            AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES);
-        let service = serve_client(client_config(), transport)
-            .await
-            .map_err(|error| error.to_string())?;
-        Ok(Self {
-            service,
-            oversized: Some(sizes),
+    pub fn over_pipes(
+        stdout: ChildStdout,
+        stdin: ChildStdin,
+    ) -> Pending<'static, Result<Self, String>> {
+        Box::pin(async move {
+            let (stdout, sizes) = LineSizes::new(stdout);
+            let transport =
+                AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES);
+            let service = serve_client(client_config(), transport)
+                .await
+                .map_err(|error| error.to_string())?;
+            Ok(Self {
+                service,
+                oversized: Some(sizes),
+            })
         })
     }
 
     /// Makes the MCP handshake with a streamable-HTTP server at `url`, sending `headers`
     /// and, when given, `bearer` as its `Authorization`. The error is the protocol's, as
     /// text.
-    pub async fn over_http(
+    pub fn over_http(
         url: &str,
         headers: Headers,
         bearer: Option<String>,
-    ) -> Result<Self, String> {
+    ) -> Pending<'static, Result<Self, String>> {
         let mut config =
             StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers);
         if let Some(token) = bearer {
             config = config.auth_header(token);
         }
-        let transport = StreamableHttpClientTransport::from_config(config);
-        let service = serve_client(client_config(), transport)
-            .await
-            .map_err(|error| error.to_string())?;
-        Ok(Self {
-            service,
-            oversized: None,
+        Box::pin(async move {
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let service = serve_client(client_config(), transport)
+                .await
+                .map_err(|error| error.to_string())?;
+            Ok(Self {
+                service,
+                oversized: None,
+            })
         })
     }
 
     /// Every tool the server lists, all pages of `tools/list`.
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, String> {
-        let tools = self
-            .service
-            .list_all_tools()
-            .await
-            .map_err(|error| error.to_string())?;
-        Ok(tools
-            .into_iter()
-            .map(|tool| Tool {
-                name: tool.name.into_owned(),
-                description: tool.description.map(std::borrow::Cow::into_owned),
-                input_schema: (*tool.input_schema).clone(),
-            })
-            .collect())
+    pub fn list_tools(&self) -> Pending<'_, Result<Vec<Tool>, String>> {
+        Box::pin(async move {
+            let tools = self
+                .service
+                .list_all_tools()
+                .await
+                .map_err(|error| error.to_string())?;
+            Ok(tools
+                .into_iter()
+                .map(|tool| Tool {
+                    name: tool.name.into_owned(),
+                    description: tool.description.map(std::borrow::Cow::into_owned),
+                    input_schema: (*tool.input_schema).clone(),
+                })
+                .collect())
+        })
     }
 
     /// Calls one tool; the result as JSON, as the server sent it.
-    pub async fn call(
+    pub fn call<'a>(
+        &'a mut self,
+        tool: &'a str,
+        arguments: Map<String, Value>,
+    ) -> Pending<'a, Result<Value, CallError>> {
+        Box::pin(self.call_inner(tool, arguments))
+    }
+
+    async fn call_inner(
         &mut self,
         tool: &str,
         arguments: Map<String, Value>,
@@ -172,9 +195,11 @@ impl Client {
     }
 
     /// Ends the session; a stdio server sees its stdin closed.
-    pub async fn close(self) {
+    pub fn close(self) -> Pending<'static, ()> {
         // Cancelling the service drops the transport, which closes the server's stdin.
-        let _ = self.service.cancel().await;
+        Box::pin(async move {
+            let _ = self.service.cancel().await;
+        })
     }
 }
 
