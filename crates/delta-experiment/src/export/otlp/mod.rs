@@ -41,7 +41,9 @@ const SERVICE: &str = "delta-engine";
 pub fn trace_request(trajectory: &Trajectory, content: Content) -> ExportTraceServiceRequest {
     let ids = Ids::new(trajectory);
     let root_id = ids.span("root", "0");
-    let mut spans = vec![root_span(trajectory, &ids, &root_id, content)];
+    // Once per trace: finding it scans the calls.
+    let provider = provider(trajectory);
+    let mut spans = vec![root_span(trajectory, &ids, &root_id, provider, content)];
     for iteration in trajectory.iterations() {
         if let Some((event, thought)) = iteration.thought {
             let answered = Answered { event, thought };
@@ -49,13 +51,16 @@ pub fn trace_request(trajectory: &Trajectory, content: Content) -> ExportTraceSe
                 trajectory,
                 &ids,
                 &root_id,
+                provider,
                 iteration.call,
                 Some(answered),
                 content,
             ));
         }
         for tool in &iteration.tools {
-            spans.push(tool_span(trajectory, &ids, &root_id, tool, content));
+            spans.push(tool_span(
+                trajectory, &ids, &root_id, provider, tool, content,
+            ));
         }
     }
     for call in trajectory.unanswered_calls() {
@@ -63,6 +68,7 @@ pub fn trace_request(trajectory: &Trajectory, content: Content) -> ExportTraceSe
             trajectory,
             &ids,
             &root_id,
+            provider,
             Some(call),
             None,
             content,
@@ -111,14 +117,20 @@ pub fn span_count(request: &ExportTraceServiceRequest) -> usize {
         .sum()
 }
 
-fn root_span(trajectory: &Trajectory, ids: &Ids, root_id: &[u8], content: Content) -> Span {
+fn root_span(
+    trajectory: &Trajectory,
+    ids: &Ids,
+    root_id: &[u8],
+    provider: &str,
+    content: Content,
+) -> Span {
     let metadata = &trajectory.metadata;
     let mut attributes = vec![
         string("gen_ai.operation.name", "invoke_agent"),
         string("gen_ai.agent.name", &metadata.agent_name),
         string("gen_ai.agent.id", trajectory.run_id()),
         string("gen_ai.conversation.id", trajectory.run_id()),
-        string("gen_ai.provider.name", provider(trajectory)),
+        string("gen_ai.provider.name", provider),
         int("gen_ai.usage.input_tokens", metadata.usage.input_tokens),
         int("gen_ai.usage.output_tokens", metadata.usage.output_tokens),
         string("delta.run.status", metadata.status.as_str()),
@@ -175,6 +187,7 @@ fn chat_span(
     trajectory: &Trajectory,
     ids: &Ids,
     root_id: &[u8],
+    provider: &str,
     call: Option<&LlmCall>,
     answered: Option<Answered<'_>>,
     content: Content,
@@ -193,7 +206,7 @@ fn chat_span(
     };
     let mut attributes = vec![
         string("gen_ai.operation.name", "chat"),
-        string("gen_ai.provider.name", provider(trajectory)),
+        string("gen_ai.provider.name", provider),
         string("gen_ai.request.model", model),
         string("gen_ai.conversation.id", trajectory.run_id()),
     ];
@@ -289,13 +302,14 @@ fn tool_span(
     trajectory: &Trajectory,
     ids: &Ids,
     root_id: &[u8],
+    provider: &str,
     tool: &ToolStep<'_>,
     content: Content,
 ) -> Span {
     let request = tool.request;
     let mut attributes = vec![
         string("gen_ai.operation.name", "execute_tool"),
-        string("gen_ai.provider.name", provider(trajectory)),
+        string("gen_ai.provider.name", provider),
         string("gen_ai.tool.name", &request.tool_name),
         string("gen_ai.tool.call.id", &request.tool_call_id),
         string("gen_ai.tool.type", "function"),
