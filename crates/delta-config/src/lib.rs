@@ -9,6 +9,7 @@
 
 pub mod environment;
 pub mod error;
+pub mod keyed;
 pub mod keys;
 pub mod llm;
 pub mod names;

@@ -15,10 +15,10 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
+use crate::keyed::KeyedMap;
 use crate::llm::PromptCache;
 use crate::names::{CLAUDE_EVENTS_NEVER_FIRED, ClaudeEvent, HookName, OnMissing};
 use crate::tool::ToolDef;
-use crate::yaml::KeyedMap;
 
 /// An agent definition: `agent.yaml` in the agent directory (`config.yaml` is the
 /// deprecated name of the same file).
