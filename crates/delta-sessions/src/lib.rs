@@ -17,6 +17,7 @@ mod output;
 mod owner;
 mod procfs;
 mod store;
+mod takeover;
 mod wire;
 
 pub use capture::OUTPUT_CAP;
@@ -28,5 +29,6 @@ pub use interp::Kind;
 pub use output::{
     CleanupOutput, EndOutput, ErrorOutput, ExecOutput, ListEntry, ListStatus, StartOutput,
 };
-pub use owner::{OWNER_DIR_ENV, end_noted};
+pub use owner::OWNER_DIR_ENV;
 pub use store::{HistoryEntry, Metadata, State, Status};
+pub use takeover::end_noted;

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::client::Sessions;
 use crate::id::SessionId;
 
 /// The variable the engine sets for a tool call: the call's record directory
@@ -18,15 +17,11 @@ pub const OWNER_DIR_ENV: &str = "DELTA_TOOL_RECORD_DIR";
 /// The subdirectory of the owner's record directory holding one note per session.
 const NOTES: &str = "sessions";
 
-/// The end reason recorded in the sessions this module ends.
-const REASON: &str =
-    "the engine tool call that started it was killed with its engine, and the run was taken over";
-
 /// One note: where the session lives and its id.
 #[derive(Debug, Serialize, Deserialize)]
-struct Note {
-    sessions_dir: PathBuf,
-    session_id: String,
+pub(crate) struct Note {
+    pub(crate) sessions_dir: PathBuf,
+    pub(crate) session_id: String,
 }
 
 /// Notes session `id` of `sessions_dir` in `owner_dir`. Best effort: a tool whose sandbox
@@ -45,26 +40,16 @@ pub(crate) fn note(owner_dir: &Path, sessions_dir: &Path, id: &SessionId) {
     }
 }
 
-/// Ends, through the same path as `delta-sessions end`, every session noted in
-/// `owner_dir` that is still active on this host; returns their ids, sorted. Sessions that
-/// ended before, vanished, or run on another host are left as they are.
-pub fn end_noted(owner_dir: &Path) -> Vec<String> {
+/// The notes in `owner_dir`, unreadable ones skipped.
+pub(crate) fn notes(owner_dir: &Path) -> Vec<Note> {
     let Ok(entries) = std::fs::read_dir(owner_dir.join(NOTES)) else {
         return Vec::new();
     };
-    let mut ended: Vec<String> = entries
+    entries
         .flatten()
         .filter_map(|entry| {
             let text = std::fs::read_to_string(entry.path()).ok()?;
-            let note: Note = serde_json::from_str(&text).ok()?;
-            let id = SessionId::parse(&note.session_id).ok()?;
-            Sessions::new(&note.sessions_dir)
-                .ok()?
-                .end_because(&id, REASON)
-                .ok()?;
-            Some(note.session_id)
+            serde_json::from_str(&text).ok()
         })
-        .collect();
-    ended.sort();
-    ended
+        .collect()
 }
