@@ -466,7 +466,7 @@ fn check_levels(scenario: &Scenario) -> Result<(), String> {
                     named.id
                 ));
             }
-            if crate::check::RunnerCheck::ALL
+            if crate::runner_check::RunnerCheck::ALL
                 .iter()
                 .any(|c| c.name() == named.id)
             {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::matcher::quote;
+use crate::shown::quote;
 
 /// Every placeholder a scenario may use, with what it stands for (shown by `docs` and used
 /// by the loader to tell a typo from literal text).

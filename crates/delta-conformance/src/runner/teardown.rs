@@ -80,7 +80,7 @@ fn check_canaries(scenario: &Scenario, vars: &Vars, all_steps_ran: bool) -> Vec<
             (!holds).then(|| Mismatch {
                 expected: format!("canary {} {expected}", path.display()),
                 observed: match content {
-                    Some(text) => format!("present: {}", crate::matcher::quote(&text)),
+                    Some(text) => format!("present: {}", crate::shown::quote(&text)),
                     None if path.exists() => "present, unreadable".to_string(),
                     None => "absent".to_string(),
                 },
