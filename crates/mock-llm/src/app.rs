@@ -17,11 +17,12 @@ use delta_scenario::mock_script::{Mode, Script, Step};
 use delta_scenario::{MockProfile, ModelApi};
 use serde_json::{Value, json};
 
-use crate::answer::{CREATED, Counts, malformed_response, message, scripted_error};
+use crate::answer::{malformed_response, message, scripted_error};
 use crate::api_error::{api_error, error_response};
 use crate::cache::PromptCache;
 use crate::listener::Connection;
 use crate::log::{Log, RecordError, RecordedRequest};
+use crate::reply::{CREATED, Counts};
 use crate::request::{DEFAULT_MODEL, ModelRequest, inspect};
 use crate::strict::{Credentials, StrictProfile as _, check_request};
 use crate::window::{ContextWindow, prompt_tokens};

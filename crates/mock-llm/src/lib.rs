@@ -144,6 +144,7 @@ mod app;
 mod cache;
 mod listener;
 mod log;
+mod reply;
 mod request;
 mod script;
 mod seal;
@@ -153,13 +154,13 @@ mod strict;
 mod window;
 mod wire;
 
-pub use answer::CREATED;
 pub use delta_scenario::mock_script::{
     DEFAULT_COMPLETION_TOKENS, DEFAULT_PROMPT_TOKENS, DropConnectionStep, ErrorStep, MalformedStep,
     MessageStep, Mode, Script, Step, ToolCall, Usage, script_schema,
 };
 pub use delta_scenario::{MockProfile, ModelApi};
 pub use log::RecordedRequest;
+pub use reply::CREATED;
 pub use request::DEFAULT_MODEL;
 pub use script::{ReadScript, ScriptError};
 pub use server::{MockServer, ServerError, ServerOptions};

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::Answer;
-use crate::answer::{Counts, DEFAULT_REASONING, Reply, halves};
+use crate::reply::{Counts, DEFAULT_REASONING, Reply, halves};
 use crate::request::ModelRequest;
 use crate::seal;
 use crate::stream::named_event;

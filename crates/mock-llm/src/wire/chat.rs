@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::Answer;
-use crate::answer::{CREATED, Counts, Reply, halves};
+use crate::reply::{CREATED, Counts, Reply, halves};
 use crate::request::ModelRequest;
 
 /// Events sent before a held stream waits: the role chunk and the first content piece.

@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 
 use super::Answer;
-use crate::answer::{CREATED, Counts, DEFAULT_REASONING, Reply, halves};
+use crate::reply::{CREATED, Counts, DEFAULT_REASONING, Reply, halves};
 use crate::request::ModelRequest;
 use crate::seal;
 use crate::stream::named_event;
