@@ -10,9 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, kill, killpg};
-use nix::unistd::Pid;
-
 use super::Runtime;
 use super::error::EnvironmentError;
 
@@ -518,32 +515,6 @@ pub fn remove(program: &Path, runtime: Runtime, name: &str) {
         Runtime::Docker => &["rm", "-f", name],
     };
     let _ = run(program, args);
-}
-
-/// Kills the processes whose environment holds `marker` (`NAME=VALUE`), their process
-/// groups first: the command of a container call, seen from the host.
-pub fn kill_marked(marker: &str) {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    let wanted = marker.as_bytes();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ.split(|byte| *byte == 0).any(|pair| pair == wanted) {
-            let pid = Pid::from_raw(pid);
-            let _ = killpg(pid, Signal::SIGKILL);
-            let _ = kill(pid, Signal::SIGKILL);
-        }
-    }
 }
 
 /// The last `n` non-empty lines of `bytes`, joined by ` / `.

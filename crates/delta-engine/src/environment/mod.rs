@@ -13,7 +13,7 @@ pub mod container;
 mod error;
 mod keeper;
 mod landlock;
-mod placement;
+pub mod placement;
 mod prepare;
 mod probe;
 mod running;
@@ -24,13 +24,13 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use container::kill_marked;
 pub use delta_config::environment::{Kind, Runtime};
 pub use error::EnvironmentError;
 pub use keeper::{CallEnd, HELPER, KeepOptions, call, keep};
 pub use landlock::{LandlockOutcome, LandlockRules, REQUIRED_ABI, kernel_abi};
 pub use placement::{
     CALL_MARKER, ContainerPlacement, KeeperPlacement, PathMap, PlacedCommand, PlacedEnv, Placement,
+    kill_marked,
 };
 pub use prepare::{Plan, Prepared, Setting, find_helper, on_path, prepare};
 pub use probe::{KindProbe, ProbeReport, probe};

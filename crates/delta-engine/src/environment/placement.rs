@@ -1,9 +1,13 @@
 //! How one process of a run is started in the run's environment: plain data (the helper's
 //! socket, the container's name, the environment variables a confined tool gets), so that
 //! the process runner and the MCP client can wrap a command without owning the running
-//! environment, and so that `delta tool expand` can show the wrapped command.
+//! environment, and so that `delta tool expand` can show the wrapped command; and finding
+//! a container call's processes on the host by their marker ([`kill_marked`]).
 
 use std::path::{Path, PathBuf};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
 
 /// The variable that marks every process of one container call, so that the call can be
 /// found on the host and killed there: killing the `podman exec` client leaves the command
@@ -199,6 +203,32 @@ fn merge(
         }
     }
     merged
+}
+
+/// Kills the processes whose environment holds `marker` (`NAME=VALUE`), their process
+/// groups first: the command of a container call, seen from the host.
+pub fn kill_marked(marker: &str) {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let wanted = marker.as_bytes();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|byte| *byte == 0).any(|pair| pair == wanted) {
+            let pid = Pid::from_raw(pid);
+            let _ = killpg(pid, Signal::SIGKILL);
+            let _ = kill(pid, Signal::SIGKILL);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -17,8 +17,9 @@ use serde_json::Value;
 use super::credentials::Credentials;
 use super::error::{AttemptFailure, AttemptRecord, LlmError, format_duration};
 use super::response::{Completion, error_text};
-use super::stream::{LiveText, is_event_stream};
+use super::stream::is_event_stream;
 use super::wire;
+use super::wire::LiveText;
 use crate::secrets::{Redactor, url_without_userinfo};
 
 /// Characters of a response body quoted in an error message.

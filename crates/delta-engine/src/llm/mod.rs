@@ -35,8 +35,8 @@ pub use message::{AssistantMessage, ChatMessage, Passback, ToolCall};
 pub use model::{Answering, ChatModel};
 pub use params::{EXTRA_BODY_KEY, KNOWN_PARAMETERS};
 pub use pricing::{Prices, Pricing, cost_usd, prices};
-pub use response::{CallUsage, Completion, TokenUsage, completion_from_record};
+pub use response::{CallUsage, Completion, TokenUsage};
 pub use wire::{
-    PromptCache, WireOptions, WireRequest, build_request, conversation_keys, endpoint,
-    known_parameters,
+    PromptCache, WireOptions, WireRequest, build_request, completion_from_record,
+    conversation_keys, endpoint, known_parameters,
 };

@@ -3,14 +3,12 @@
 
 use std::time::Duration;
 
-use delta_scenario::ModelApi;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::AttemptRecord;
 use super::message::AssistantMessage;
-use super::wire;
 
 /// Token counts reported by the server, in the engine's terms: `prompt_tokens` counts every
 /// prompt token, those read from and written to the provider's cache included (OpenAI's
@@ -93,25 +91,6 @@ pub(crate) struct ParsedBody {
     pub model: Option<String>,
     pub finish_reason: Option<String>,
     pub truncated: bool,
-}
-
-/// The completion a recorded `response.json` of a call to `api` holds (the body as
-/// received, or a stream reassembled), with the recorded `response.sse` when there is
-/// one: what `delta replay` serves instead of calling the model. The error is a short
-/// reason.
-pub fn completion_from_record(
-    api: ModelApi,
-    body: Vec<u8>,
-    stream: Option<Vec<u8>>,
-) -> Result<Completion, String> {
-    let parsed = wire::parse_body(api, &body)?;
-    Ok(Completion::new(
-        parsed,
-        body,
-        stream,
-        Vec::new(),
-        Duration::ZERO,
-    ))
 }
 
 impl Completion {

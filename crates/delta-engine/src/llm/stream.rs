@@ -1,13 +1,10 @@
 //! Server-sent events of a streamed answer (`stream: true`): telling a stream from a JSON
-//! body, reading its `data:` payloads, and the text shown while it arrives. Each API
-//! reassembles the events into the body a non-streamed call returns (`super::wire`), so
-//! that everything after the client (journal, `response.json`, hooks) is the same either
-//! way.
+//! body and reading its `data:` payloads. Each API reassembles the events into the body a
+//! non-streamed call returns (`super::wire`, which also shows the text while it arrives),
+//! so that everything after the client (journal, `response.json`, hooks) is the same
+//! either way.
 
-use delta_scenario::ModelApi;
 use serde_json::Value;
-
-use super::wire;
 
 /// Whether a 2xx body is an event stream rather than a JSON completion.
 pub(crate) fn is_event_stream(content_type: Option<&str>, body: &[u8]) -> bool {
@@ -43,38 +40,4 @@ pub(crate) fn data(events: &[u8]) -> Result<Vec<Data>, String> {
         payloads.push(Data::Event(event));
     }
     Ok(payloads)
-}
-
-/// The text of a stream while it arrives: bytes are fed as they come off the connection,
-/// and each complete event's piece of the answer's text is handed on. Only for showing;
-/// the completion is assembled from the whole body.
-#[derive(Debug)]
-pub(crate) struct LiveText {
-    api: ModelApi,
-    /// Bytes after the last complete line.
-    pending: Vec<u8>,
-}
-
-impl LiveText {
-    pub(crate) fn new(api: ModelApi) -> Self {
-        LiveText {
-            api,
-            pending: Vec::new(),
-        }
-    }
-
-    pub(crate) fn feed(&mut self, bytes: &[u8], mut on_text: impl FnMut(&str)) {
-        self.pending.extend_from_slice(bytes);
-        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            let piece = std::str::from_utf8(&line)
-                .ok()
-                .and_then(|line| line.trim().strip_prefix("data:"))
-                .and_then(|data| serde_json::from_str::<Value>(data.trim()).ok())
-                .and_then(|event| wire::text_piece(self.api, &event));
-            if let Some(piece) = piece.filter(|piece| !piece.is_empty()) {
-                on_text(&piece);
-            }
-        }
-    }
 }

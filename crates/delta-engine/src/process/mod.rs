@@ -26,7 +26,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{ChildStdin, Command};
 use tokio::sync::Notify;
 
-use crate::environment::{PlacedEnv, Placement, kill_marked};
+use crate::environment::placement::{PlacedEnv, Placement, kill_marked};
 use crate::secrets::{Redactor, StreamRedactor};
 
 /// How many bytes of each stream are stored (written to its file) before the process

@@ -86,7 +86,7 @@ pub fn end(dir: &Path) -> Option<i32> {
     let killed = running && killpg(pgid, Signal::SIGKILL).is_ok();
     // The command inside the container outlives its client; only its marker finds it.
     if let Some(marker) = &recorded.marker {
-        crate::environment::kill_marked(marker);
+        crate::environment::placement::kill_marked(marker);
     }
     killed.then_some(pgid.as_raw())
 }

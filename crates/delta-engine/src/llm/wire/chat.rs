@@ -378,7 +378,6 @@ fn first_choice(chunk: &Value) -> Option<&Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::stream::LiveText;
 
     #[test]
     fn missing_ids_and_object_arguments_are_tolerated() {
@@ -544,28 +543,6 @@ mod tests {
                            {"id": "b", "type": "function", "function": {"name": "cat", "arguments": "{}"}}]}}],
                    "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})
         );
-    }
-
-    #[test]
-    fn live_text_hands_on_each_content_piece_however_the_bytes_are_cut() {
-        let events = concat!(
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
-            ": ping\n\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Grüß \"}}]}\r\n\r\n",
-            "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"other choice\"}}]}\n\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[]}}]}\n\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"dich\"}}]}\n\n",
-            "data: [DONE]\n\n",
-        )
-        .as_bytes();
-        for size in [1, 2, 7, events.len()] {
-            let mut live = LiveText::new(ModelApi::Chat);
-            let mut pieces = Vec::new();
-            for bytes in events.chunks(size) {
-                live.feed(bytes, |piece| pieces.push(piece.to_owned()));
-            }
-            assert_eq!(pieces, ["Grüß ", "dich"], "fed {size} byte(s) at a time");
-        }
     }
 
     #[test]

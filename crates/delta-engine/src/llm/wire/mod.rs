@@ -1,7 +1,8 @@
 //! The one seam between the engine's provider-neutral conversation and a model API's wire
 //! format: the request body built for the agent's API, the answer parsed back into a
-//! neutral [`super::Completion`], a stream reassembled into the body a non-streamed call
-//! returns. One file per API: [`chat`] (OpenAI chat completions and every compatible
+//! neutral [`super::Completion`] (also from a recorded answer, [`completion_from_record`]),
+//! a stream reassembled into the body a non-streamed call returns, and its text shown
+//! while it arrives ([`LiveText`]). One file per API: [`chat`] (OpenAI chat completions and every compatible
 //! server), [`anthropic`] (Anthropic Messages), [`responses`] (OpenAI Responses, used
 //! statelessly). Nothing above this module knows which API it talks to; everything
 //! recorded (the journal, `io/invocations`) is either neutral or the exact wire bytes.
@@ -10,6 +11,8 @@ mod anthropic;
 mod chat;
 mod responses;
 
+use std::time::Duration;
+
 use delta_scenario::ModelApi;
 
 use serde_json::{Map, Value};
@@ -17,7 +20,7 @@ use serde_json::{Map, Value};
 pub use chat::build_request;
 
 use super::message::{AssistantMessage, ChatMessage, Passback, ToolCall};
-use super::response::{ParsedBody, error_text};
+use super::response::{Completion, ParsedBody, error_text};
 use super::stream::{Data, data};
 use crate::llm::params::KNOWN_PARAMETERS;
 
@@ -210,4 +213,84 @@ pub(super) fn function_parts(tool: &Value) -> (&Value, &Value, &Value) {
         &function["description"],
         &function["parameters"],
     )
+}
+
+/// The completion a recorded `response.json` of a call to `api` holds (the body as
+/// received, or a stream reassembled), with the recorded `response.sse` when there is
+/// one: what `delta replay` serves instead of calling the model. The error is a short
+/// reason.
+pub fn completion_from_record(
+    api: ModelApi,
+    body: Vec<u8>,
+    stream: Option<Vec<u8>>,
+) -> Result<Completion, String> {
+    let parsed = parse_body(api, &body)?;
+    Ok(Completion::new(
+        parsed,
+        body,
+        stream,
+        Vec::new(),
+        Duration::ZERO,
+    ))
+}
+
+/// The text of a stream while it arrives: bytes are fed as they come off the connection,
+/// and each complete event's piece of the answer's text is handed on. Only for showing;
+/// the completion is assembled from the whole body.
+#[derive(Debug)]
+pub(crate) struct LiveText {
+    api: ModelApi,
+    /// Bytes after the last complete line.
+    pending: Vec<u8>,
+}
+
+impl LiveText {
+    pub(crate) fn new(api: ModelApi) -> Self {
+        LiveText {
+            api,
+            pending: Vec::new(),
+        }
+    }
+
+    pub(crate) fn feed(&mut self, bytes: &[u8], mut on_text: impl FnMut(&str)) {
+        self.pending.extend_from_slice(bytes);
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let piece = std::str::from_utf8(&line)
+                .ok()
+                .and_then(|line| line.trim().strip_prefix("data:"))
+                .and_then(|data| serde_json::from_str::<Value>(data.trim()).ok())
+                .and_then(|event| text_piece(self.api, &event));
+            if let Some(piece) = piece.filter(|piece| !piece.is_empty()) {
+                on_text(&piece);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_text_hands_on_each_content_piece_however_the_bytes_are_cut() {
+        let events = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+            ": ping\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Grüß \"}}]}\r\n\r\n",
+            "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"other choice\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[]}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"dich\"}}]}\n\n",
+            "data: [DONE]\n\n",
+        )
+        .as_bytes();
+        for size in [1, 2, 7, events.len()] {
+            let mut live = LiveText::new(ModelApi::Chat);
+            let mut pieces = Vec::new();
+            for bytes in events.chunks(size) {
+                live.feed(bytes, |piece| pieces.push(piece.to_owned()));
+            }
+            assert_eq!(pieces, ["Grüß ", "dich"], "fed {size} byte(s) at a time");
+        }
+    }
 }
