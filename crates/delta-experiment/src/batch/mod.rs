@@ -25,6 +25,7 @@ pub(crate) use lock::{driven_elsewhere_help, driven_help};
 pub(crate) use runner::copy_dir;
 pub use runner::{Next, TaskRunner};
 pub use slurm::{ArrayJob, JobState, SlurmOptions, job_states, run_worker, submit, submit_array};
+pub(crate) use slurm::{SUBMISSION_WAIT, recorded};
 pub use tasks::{Task, TaskFileError, load_tasks};
 
 /// What `delta batch run` was asked.

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use super::dir::{BatchDir, Manifest, Submission, TaskResult};
 use super::local::{BatchObserver, Progress, drive_all};
@@ -164,7 +165,12 @@ pub fn run_worker(
     index: usize,
     submission: Option<usize>,
 ) -> Result<Option<TaskResult>, BatchError> {
-    let manifest = dir.read_manifest()?;
+    let manifest = recorded(
+        submission,
+        SUBMISSION_WAIT,
+        || dir.read_manifest(),
+        |m| m.slurm.len(),
+    )?;
     let number = submission.unwrap_or(manifest.slurm.len().saturating_sub(1));
     let id = manifest
         .slurm
@@ -206,6 +212,31 @@ pub fn run_worker(
     }
     dir.write_summary(&manifest)?;
     Ok(only.result)
+}
+
+/// How long a worker waits for its submission to be recorded. The submitter records it in
+/// the manifest when `sbatch` has answered with the job id, and an idle cluster starts the
+/// first array tasks before that.
+pub(crate) const SUBMISSION_WAIT: Duration = Duration::from_secs(30);
+
+/// The manifest `read` returns once it records submission `number` (`count`: how many it
+/// records), read again every 100 ms until then, for at most `wait`; then as it is, and the
+/// caller says the index is unknown. Without a number there is nothing to wait for.
+pub(crate) fn recorded<M, E>(
+    number: Option<usize>,
+    wait: Duration,
+    read: impl Fn() -> Result<M, E>,
+    count: impl Fn(&M) -> usize,
+) -> Result<M, E> {
+    let deadline = Instant::now() + wait;
+    loop {
+        let manifest = read()?;
+        let waiting = number.is_some_and(|number| number >= count(&manifest));
+        if !waiting || Instant::now() >= deadline {
+            return Ok(manifest);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Task `id` as the task file of `manifest` has it, when the file is still the one the
@@ -288,5 +319,34 @@ pub fn job_states(job_id: &str) -> JobState {
         job_id: job_id.to_owned(),
         states,
         squeue,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::cell::Cell;
+
+    use super::*;
+
+    #[test]
+    fn a_worker_started_before_its_submission_is_recorded_waits_for_it() {
+        let reads = Cell::new(0);
+        let read = || {
+            reads.set(reads.get() + 1);
+            Ok::<usize, ()>(if reads.get() < 3 { 1 } else { 2 })
+        };
+        let submissions = recorded(Some(1), Duration::from_secs(5), read, |n| *n).unwrap();
+        assert_eq!((submissions, reads.get()), (2, 3));
+    }
+
+    #[test]
+    fn a_submission_never_recorded_is_given_up_on() {
+        let read = || Ok::<usize, ()>(0);
+        let submissions = recorded(Some(0), Duration::from_millis(250), read, |n| *n).unwrap();
+        assert_eq!(submissions, 0);
+        let last = recorded(None, Duration::from_secs(5), read, |n| *n).unwrap();
+        assert_eq!(last, 0);
     }
 }

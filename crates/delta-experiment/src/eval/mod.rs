@@ -398,7 +398,12 @@ pub fn run_worker(
     index: usize,
     submission: Option<usize>,
 ) -> Result<TrialDone, EvalError> {
-    let manifest = dir.read_manifest()?;
+    let manifest = crate::batch::recorded(
+        submission,
+        crate::batch::SUBMISSION_WAIT,
+        || dir.read_manifest(),
+        |m| m.slurm.len(),
+    )?;
     let number = submission.unwrap_or(manifest.slurm.len().saturating_sub(1));
     let trial = manifest
         .slurm
