@@ -38,20 +38,15 @@ pub fn submit(
         dir.write_summary(manifest)?;
         return Ok(None);
     }
-    let number = manifest.slurm.len();
+    let ids: Vec<String> = todo.into_iter().map(|t| t.id).collect();
     let job = ArrayJob {
         command: "batch",
         unit: "task",
         root: dir.root(),
-        units: todo.len(),
-        submission: number,
+        ids: &ids,
+        submission: manifest.slurm.len(),
     };
-    let job_id = submit_array(&job, delta, options)?;
-    let submission = Submission {
-        job_id,
-        tasks: todo.into_iter().map(|t| t.id).collect(),
-        submitted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-    };
+    let submission = submit_array(&job, delta, options)?;
     manifest.slurm.push(submission.clone());
     dir.write_manifest(manifest)?;
     Ok(Some(submission))
@@ -67,14 +62,14 @@ pub struct ArrayJob<'a> {
     pub unit: &'static str,
     /// The command's directory, seen by every node.
     pub root: &'a Path,
-    /// How many array tasks.
-    pub units: usize,
+    /// What each array task drives, by array index.
+    pub ids: &'a [String],
     /// The submission's number (its index in the directory's list of submissions).
     pub submission: usize,
 }
 
 /// Writes `ROOT/slurm/COMMAND.sbatch` for `job` and submits it with `sbatch --parsable`;
-/// returns the job id.
+/// returns the submission to record (the job id, `job`'s ids by array index).
 ///
 /// # Errors
 /// When the script cannot be written or sbatch refuses it.
@@ -82,7 +77,7 @@ pub fn submit_array(
     job: &ArrayJob<'_>,
     delta: &Path,
     options: &SlurmOptions,
-) -> Result<String, BatchError> {
+) -> Result<Submission, BatchError> {
     let slurm_dir = job.root.join("slurm");
     std::fs::create_dir_all(&slurm_dir).map_err(|source| BatchError::Io {
         path: slurm_dir.clone(),
@@ -110,17 +105,21 @@ pub fn submit_array(
     }
     // `--parsable` prints `jobid` or `jobid;cluster`.
     let stdout = String::from_utf8_lossy(&output.stdout);
-    Ok(stdout
-        .trim()
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .to_owned())
+    Ok(Submission {
+        job_id: stdout
+            .trim()
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
+        tasks: job.ids.to_vec(),
+        submitted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    })
 }
 
 /// The array job's script.
 fn script(job: &ArrayJob<'_>, slurm_dir: &Path, delta: &Path, options: &SlurmOptions) -> String {
-    let last = job.units.saturating_sub(1);
+    let last = job.ids.len().saturating_sub(1);
     let array = match options.parallelism {
         Some(m) => format!("0-{last}%{m}"),
         None => format!("0-{last}"),

@@ -369,19 +369,15 @@ pub fn submit(
         write_summary(dir, manifest)?;
         return Ok(None);
     }
+    let ids: Vec<String> = todo.into_iter().map(|t| t.id).collect();
     let job = ArrayJob {
         command: "eval",
         unit: "trial",
         root: dir.root(),
-        units: todo.len(),
+        ids: &ids,
         submission: manifest.slurm.len(),
     };
-    let job_id = submit_array(&job, delta, options)?;
-    let submission = Submission {
-        job_id,
-        tasks: todo.into_iter().map(|t| t.id).collect(),
-        submitted_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-    };
+    let submission = submit_array(&job, delta, options)?;
     manifest.slurm.push(submission.clone());
     dir.write_manifest(manifest)?;
     Ok(Some(submission))
