@@ -193,6 +193,20 @@ struct AgentOutcome {
     verify: bool,
 }
 
+impl AgentOutcome {
+    /// The oracle's container could not be started or given the solution.
+    fn start_failed(error: &dyn std::fmt::Display) -> Self {
+        AgentOutcome {
+            error: Some(Failure::new(
+                ErrorClass::EnvironmentStart,
+                error.to_string(),
+                None,
+            )),
+            ..AgentOutcome::default()
+        }
+    }
+}
+
 /// The agent's run, for the trial's line.
 #[derive(Debug)]
 struct RunRecord {
@@ -778,28 +792,14 @@ impl Trial<'_> {
         };
         self.container = Some((place.program.clone(), name.clone()));
         if let Err(error) = setup.start() {
-            return Ok(Some(AgentOutcome {
-                error: Some(Failure::new(
-                    ErrorClass::EnvironmentStart,
-                    error.to_string(),
-                    None,
-                )),
-                ..AgentOutcome::default()
-            }));
+            return Ok(Some(AgentOutcome::start_failed(&error)));
         }
         let Some(placement) = self.placement(place, workspace) else {
             return Ok(Some(AgentOutcome::default()));
         };
         let copied = container::copy_in(&place.program, &name, &solution, "/solution");
         if let Err(error) = copied {
-            return Ok(Some(AgentOutcome {
-                error: Some(Failure::new(
-                    ErrorClass::EnvironmentStart,
-                    error.to_string(),
-                    None,
-                )),
-                ..AgentOutcome::default()
-            }));
+            return Ok(Some(AgentOutcome::start_failed(&error)));
         }
         let mut env = self.env(&self.task.config.solution_env);
         env.insert(
