@@ -15,6 +15,9 @@ use crate::run::{Liveness, ProcessIdentity, process_alive};
 /// The record's file name, in the directory of the tool's or server's other records.
 pub const RECORD: &str = "process.json";
 
+/// Where the record is written before it is renamed to [`RECORD`].
+const PARTIAL: &str = ".process.json.partial";
+
 /// What `process.json` holds: enough to tell the group's leader from a process that
 /// reused its pid, and a container call's marker.
 #[derive(Debug, Serialize, Deserialize)]
@@ -32,6 +35,11 @@ struct Recorded {
 /// Records the group whose leader is `pid` in `dir`, with the `marker` of a container
 /// call. Best effort: a group that cannot be recorded still runs, and is stopped as usual
 /// unless the engine is killed.
+///
+/// The record appears whole or not at all (written beside, then renamed): an engine
+/// killed between creating the file and writing it left an empty record, which the
+/// Janitor cannot read, so the group it names ran on. No fsync: a record only matters
+/// while its processes can, and none outlive the machine.
 pub fn record(dir: &Path, pid: u32, marker: Option<&str>) {
     let Some(identity) = ProcessIdentity::of(pid) else {
         return;
@@ -43,8 +51,14 @@ pub fn record(dir: &Path, pid: u32, marker: Option<&str>) {
         start_ticks: identity.start_ticks,
         marker: marker.map(str::to_owned),
     };
-    if let Ok(text) = serde_json::to_string_pretty(&recorded) {
-        let _ = std::fs::write(dir.join(RECORD), text + "\n");
+    let Ok(text) = serde_json::to_string_pretty(&recorded) else {
+        return;
+    };
+    let partial = dir.join(PARTIAL);
+    if std::fs::write(&partial, text + "\n").is_err()
+        || std::fs::rename(&partial, dir.join(RECORD)).is_err()
+    {
+        let _ = std::fs::remove_file(&partial);
     }
 }
 
@@ -108,4 +122,34 @@ pub fn sweep(dir: &Path, what: &str) -> Vec<String> {
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::process::Command;
+
+    use super::*;
+
+    #[test]
+    fn a_recorded_group_is_ended_by_whoever_takes_over_and_its_record_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        record(dir.path(), child.id(), None);
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, [RECORD], "only the whole record is left");
+
+        let pgid = end(dir.path());
+        assert_eq!(pgid, i32::try_from(child.id()).ok());
+        assert_eq!(child.wait().unwrap().signal(), Some(Signal::SIGKILL as i32));
+        assert!(!dir.path().join(RECORD).exists());
+        assert_eq!(end(dir.path()), None, "a group is ended once");
+    }
 }
