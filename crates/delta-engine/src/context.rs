@@ -82,7 +82,7 @@ pub enum ContextError {
         path.display()
     )]
     Missing {
-        /// `'id'` or the source's position, as [`source_name`] words it.
+        /// `'id'` or the source's position, as `source_name` words it.
         source_name: String,
         /// The file looked for.
         path: PathBuf,

@@ -6,7 +6,7 @@
 //! The recording plugs into the one launch path as a [`ChatModel`] ([`ReplayModel`]) and
 //! a [`HumanInput`] ([`RecordedHuman`]); the engine's loop is the same as for any run.
 //! Before serving answer N the model compares the request the engine built with the
-//! recorded one ([`compare`]: messages and tools, ids and times masked), and the tool
+//! recorded one (`compare`: messages and tools, ids and times masked), and the tool
 //! results the replay journaled since with the recorded observations. The first
 //! difference is the outcome; a request that differs ends the replay (the recorded
 //! answers no longer fit it), and so does any difference with `--until-divergence`.

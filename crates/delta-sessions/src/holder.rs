@@ -49,7 +49,7 @@ pub enum Startup {
 }
 
 /// Runs the holder of session `id` until its interpreter is gone. `ready` receives the
-/// [`Startup`] line; the caller passes the process's stdout, which is then pointed at
+/// `Startup` line; the caller passes the process's stdout, which is then pointed at
 /// `/dev/null` so that no pipe of whoever started us stays open.
 pub fn run_holder(
     sessions_dir: &Path,

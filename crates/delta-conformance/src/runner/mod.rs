@@ -1,7 +1,7 @@
 //! Running one scenario: its throw-away directory, agent copy, mock-llm, setup files and
-//! canaries ([`setup`]), then its steps in order ([`steps`]), then the canaries; and, for
+//! canaries (`setup`), then its steps in order (`steps`), then the canaries; and, for
 //! a scenario that uses the sessions implementation, that implementation on PATH and its
-//! sessions ended afterwards ([`teardown`]). What a finished step is checked against is
+//! sessions ended afterwards (`teardown`). What a finished step is checked against is
 //! [`crate::check`]'s.
 //!
 //! Every check is reported: after a failed check the later steps still run, except those

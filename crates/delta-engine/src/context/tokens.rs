@@ -14,7 +14,8 @@
 //!   counts 3–4);
 //! - where it under-counts (long digit strings under Llama 2's vocabulary, some scripts),
 //!   the engine raises it by the ratio the server reports (`usage.prompt_tokens`, or the
-//!   prompt size a context-length error states): see [`crate::context::Budget`].
+//!   prompt size a context-length error states): see `Window::calibrate` in
+//!   `engine/window.rs`.
 //!
 //! Counting is linear in the text and allocates nothing.
 

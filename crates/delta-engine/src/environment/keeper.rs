@@ -183,10 +183,10 @@ pub struct KeepOptions {
 }
 
 /// Serves calls until standard input closes, then kills everything the calls left
-/// running. `ready` receives the [`Ready`] line.
+/// running. `ready` receives the `Ready` line.
 ///
 /// # Errors
-/// When it cannot start serving; the [`Ready`] line then says why too.
+/// When it cannot start serving; the `Ready` line then says why too.
 pub fn keep(options: &KeepOptions, ready: &mut dyn Write) -> io::Result<()> {
     let refuse = |ready: &mut dyn Write, error: String| {
         let line = Ready {

@@ -183,7 +183,7 @@ impl BatchError {
 
 /// Checks a batch before anything runs and opens its directory: the task file (every
 /// problem by line), the agent's configuration, what each task's child `delta run`
-/// would refuse ([`check_tasks`]), and, for an existing batch directory, that it holds
+/// would refuse (`check_tasks`), and, for an existing batch directory, that it holds
 /// this batch. Creates the directory for a new batch, takes its [`DriverLock`] (one live
 /// driver per directory) and writes `batch.json`. The tasks returned are those of the
 /// task file, which the directory's `batch.json` matches (by hash).

@@ -159,7 +159,7 @@ impl TaskRunner {
     /// Drives `task` until its run has a final status (waiting for another owner first,
     /// resuming a run that died), and records it in `results.jsonl`. `retries` FAILED runs
     /// with a transient LLM error are continued again after a backoff. A task that makes
-    /// no progress [`MAX_ATTEMPTS`] times in a row is recorded with why.
+    /// no progress `MAX_ATTEMPTS` times in a row is recorded with why.
     ///
     /// `stop` ends every wait at once and starts no new child; `on_child` learns each
     /// child's pid (and `None` when it is gone), so that the caller can pass a signal on.

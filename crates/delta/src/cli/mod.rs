@@ -2,7 +2,7 @@
 //! the rendering of errors.
 //!
 //! Adding a command takes one file here (its `Args` struct with `run`) and one variant of
-//! [`Command`]. Commands return an [`Exit`] or an error that becomes a [`CliError`]
+//! `Command`. Commands return an [`Exit`] or an error that becomes a [`CliError`]
 //! (`exit` decides the code of each engine error); only `main` turns either into the
 //! process's exit code, after [`report`] has printed the error once. The modules form no
 //! import cycle: the commands sit on what they share (`args`, `drive`, `error`, `render`,

@@ -13,7 +13,7 @@
 //! `segments` cuts the journal into the run's commands, `mock_script` makes the recorded
 //! answers a mock script, `journal` the expected counts and tool calls, `workspace` the
 //! setup files and the files expected, `agent_copy` copies the agent, `places` writes
-//! the run's paths as placeholders, and `output` writes the directory ([`write`]).
+//! the run's paths as placeholders, and `output` writes the directory ([`write()`]).
 
 mod agent_copy;
 mod error;
